@@ -1,0 +1,44 @@
+# The two commands of the README: `make run` and `make test`. Each creates .venv when it is missing
+# and installs what it needs, so both work on a fresh machine with only Python 3.11 and Java 17.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SCENARIOS ?= 2000
+SEED ?= 1
+
+.PHONY: run test lint typecheck pytest thorough clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Stamps record what is installed; they are redone when pyproject.toml changes.
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+run: $(VENV)/.installed-run
+	$(BIN)/python -m rebalancing --scenarios $(SCENARIOS) --seed $(SEED)
+
+test: lint typecheck pytest
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy src
+
+# pytest exits 5 when it collects no test: that is a failure here, like any non-zero exit.
+pytest: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest
+
+thorough: $(VENV)/.installed-dev
+	HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

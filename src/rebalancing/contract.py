@@ -1,0 +1,153 @@
+"""The contract every strategy shares: id types, input checks and the shape of a plan.
+
+Every strategy starts from the same normalised inputs so that the rules of ../DESIGN.md hold once
+for all of them: ids are distinct, hashable and mutually orderable; the result never depends on
+the order the caller gave them in (they are sorted here); `previous` is read as queue -> owner,
+keeping only queues and consumers that still exist, and a queue with two owners is an error.
+Runtime complexity: O(|Q| log |Q| + |C| log |C| + size of previous).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+
+class Id(Hashable, Protocol):
+    """A queue or consumer id: hashable and orderable against ids of the same kind."""
+
+    def __lt__(self, other: Any, /) -> bool: ...
+
+
+QueueT = TypeVar("QueueT", bound=Id)
+ConsumerT = TypeVar("ConsumerT", bound=Id)
+
+Plan = dict[ConsumerT, list[QueueT]]
+"""consumer -> sorted list of its queues; every consumer is a key, every queue appears once."""
+
+
+class AssignFunction(Protocol):
+    """The signature every strategy module's `assign` has."""
+
+    def __call__(
+        self,
+        queues: Iterable[QueueT],
+        consumers: Iterable[ConsumerT],
+        previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
+    ) -> dict[ConsumerT, list[QueueT]]: ...
+
+
+@dataclass(frozen=True)
+class Group(Generic[QueueT, ConsumerT]):
+    """Validated inputs of one rebalance.
+
+    `queues` and `consumers` are sorted and distinct; `kept_owner` maps each queue that still
+    exists to its previous consumer when that consumer is still in the group.
+    """
+
+    queues: list[QueueT]
+    consumers: list[ConsumerT]
+    kept_owner: dict[QueueT, ConsumerT]
+
+
+def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
+    """Sort `ids`, raising ValueError on a duplicate and TypeError on unusable ids.
+
+    `kind` ("queue" or "consumer") names the ids in error messages.
+    """
+    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        raise TypeError(f"{kind}s must be an iterable of {kind} ids, not {type(ids).__name__}")
+    seen: set[Any] = set()
+    for identifier in ids:
+        try:
+            is_duplicate = identifier in seen
+        except TypeError:
+            raise TypeError(
+                f"{kind} id {identifier!r} is not hashable ({type(identifier).__name__})"
+            ) from None
+        if is_duplicate:
+            raise ValueError(f"duplicate {kind} id {identifier!r}")
+        seen.add(identifier)
+    try:
+        return sorted(seen)
+    except TypeError as error:
+        raise TypeError(_unorderable_message(list(seen), kind, error)) from None
+
+
+def _unorderable_message(ids: list[Any], kind: str, error: TypeError) -> str:
+    """Name two ids that cannot be compared, so the caller sees which ones clash."""
+    first = ids[0]
+    for other in ids[1:]:
+        try:
+            first < other  # noqa: B015 - only the exception matters
+            other < first  # noqa: B015
+        except TypeError:
+            return (
+                f"{kind} ids cannot be ordered together: {first!r} ({type(first).__name__}) "
+                f"and {other!r} ({type(other).__name__})"
+            )
+    return f"{kind} ids cannot be ordered together: {error}"
+
+
+def previous_owners(
+    previous: Mapping[ConsumerT, Iterable[QueueT]] | None,
+) -> dict[QueueT, ConsumerT]:
+    """Invert `previous` (consumer -> queues) into queue -> consumer.
+
+    Raises TypeError when `previous` is not a mapping of iterables, and ValueError when a queue
+    is owned twice (by two consumers, or listed twice by one).
+    """
+    if previous is None:
+        return {}
+    if not isinstance(previous, Mapping):
+        raise TypeError(
+            f"previous must be a mapping of consumer -> queues or None, "
+            f"not {type(previous).__name__}"
+        )
+    owner: dict[QueueT, ConsumerT] = {}
+    for consumer, owned in previous.items():
+        if isinstance(owned, str | bytes) or not isinstance(owned, Iterable):
+            raise TypeError(
+                f"previous[{consumer!r}] must be an iterable of queue ids, "
+                f"not {type(owned).__name__}"
+            )
+        for queue in owned:
+            try:
+                earlier = owner.get(queue)
+            except TypeError:
+                raise TypeError(
+                    f"queue id {queue!r} in previous[{consumer!r}] is not hashable"
+                ) from None
+            if queue in owner:
+                if earlier == consumer:
+                    raise ValueError(f"queue {queue!r} is listed twice for {consumer!r} in previous")
+                raise ValueError(
+                    f"queue {queue!r} is owned by both {earlier!r} and {consumer!r} in previous"
+                )
+            owner[queue] = consumer
+    return owner
+
+
+def prepare(
+    queues: Iterable[QueueT],
+    consumers: Iterable[ConsumerT],
+    previous: Mapping[ConsumerT, Iterable[QueueT]] | None,
+) -> Group[QueueT, ConsumerT]:
+    """Check and normalise the inputs of `assign` (see the module docstring)."""
+    sorted_queues: list[QueueT] = sorted_distinct_ids(queues, "queue")
+    sorted_consumers: list[ConsumerT] = sorted_distinct_ids(consumers, "consumer")
+    owner = previous_owners(previous)
+    present_queues = set(sorted_queues)
+    present_consumers = set(sorted_consumers)
+    kept_owner = {
+        queue: consumer
+        for queue, consumer in owner.items()
+        if queue in present_queues and consumer in present_consumers
+    }
+    return Group(sorted_queues, sorted_consumers, kept_owner)
+
+
+def empty_plan(consumers: list[ConsumerT]) -> dict[ConsumerT, list[QueueT]]:
+    """A plan with every consumer as a key and no queues yet, in consumer order."""
+    return {consumer: [] for consumer in consumers}

@@ -1,0 +1,207 @@
+"""Randomised membership-change scenarios, each generated from (base_seed, index) alone.
+
+A scenario is a starting group (queue and consumer counts drawn log-uniformly from wide ranges,
+so small groups are common and large ones occur) followed by a sequence of membership changes:
+one consumer joins, a burst joins, one leaves gracefully, one or more crash, queues are added
+(scale out) or removed, or a mix of these at once. The same (base_seed, index) gives the same
+scenario on any machine, in any process and in any Spark partition: the random generator is
+seeded from a blake2b digest, never from `hash()`. Steps are generated lazily, one at a time.
+Runtime complexity: O(|Q| + |C|) per step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+CHANGE_KINDS = (
+    "join",
+    "join_burst",
+    "leave",
+    "crash",
+    "queues_added",
+    "queues_removed",
+    "mixed",
+)
+"""Every kind of membership change a scenario can contain."""
+
+INITIAL = "initial"
+"""The kind of step 0: the first assignment, from scratch."""
+
+
+def _positive_range(name: str, bounds: tuple[int, int]) -> None:
+    low, high = bounds
+    if not (isinstance(low, int) and isinstance(high, int)):
+        raise TypeError(f"{name} must be a pair of ints, got {bounds!r}")
+    if not 1 <= low <= high:
+        raise ValueError(f"{name} must satisfy 1 <= low <= high, got {bounds!r}")
+
+
+@dataclass(frozen=True)
+class ScenarioSettings:
+    """The ranges scenarios are drawn from, and the mix of change kinds (relative weights)."""
+
+    queue_range: tuple[int, int] = (1, 4096)
+    consumer_range: tuple[int, int] = (1, 256)
+    change_count_range: tuple[int, int] = (1, 6)
+    change_weights: Mapping[str, float] = field(
+        default_factory=lambda: dict.fromkeys(CHANGE_KINDS, 1.0)
+    )
+
+    def __post_init__(self) -> None:
+        _positive_range("queue_range", self.queue_range)
+        _positive_range("consumer_range", self.consumer_range)
+        _positive_range("change_count_range", self.change_count_range)
+        for kind, weight in self.change_weights.items():
+            if kind not in CHANGE_KINDS:
+                raise ValueError(f"unknown change kind {kind!r}; known: {', '.join(CHANGE_KINDS)}")
+            if not (isinstance(weight, int | float) and weight >= 0 and math.isfinite(weight)):
+                raise ValueError(f"weight of change kind {kind!r} must be >= 0, got {weight!r}")
+        if not any(self.change_weights.values()):
+            raise ValueError("change_weights must give at least one change kind a positive weight")
+
+
+@dataclass(frozen=True)
+class Step:
+    """The group after one membership change (step 0: the starting group).
+
+    `kind` is the change kind (INITIAL for step 0); the other counts say what changed.
+    """
+
+    index: int
+    kind: str
+    queues: tuple[int, ...]
+    consumers: tuple[str, ...]
+    joined: int = 0
+    departed: int = 0
+    queues_added: int = 0
+    queues_removed: int = 0
+
+
+def scenario_seed(base_seed: int, index: int) -> int:
+    """A 64-bit seed for scenario `index` of a run, stable across machines and processes."""
+    digest = hashlib.blake2b(f"{base_seed}:{index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Scenario `index` of the run seeded with `base_seed`; `steps()` generates it lazily."""
+
+    base_seed: int
+    index: int
+    settings: ScenarioSettings = field(default_factory=ScenarioSettings)
+
+    def steps(self) -> Iterator[Step]:
+        """The starting group, then the group after each change, one step at a time."""
+        return _Generator(random.Random(scenario_seed(self.base_seed, self.index)), self.settings)()
+
+
+def generate_scenarios(
+    base_seed: int, indices: range, settings: ScenarioSettings | None = None
+) -> Iterator[Scenario]:
+    """Scenarios `indices` of the run seeded with `base_seed`, lazily."""
+    chosen = settings or ScenarioSettings()
+    for index in indices:
+        yield Scenario(base_seed, index, chosen)
+
+
+class _Generator:
+    """Draws one scenario's steps from its own seeded random generator."""
+
+    def __init__(self, rng: random.Random, settings: ScenarioSettings) -> None:
+        self.rng = rng
+        self.settings = settings
+        self.next_queue_id = 0
+        self.consumer_ids: set[str] = set()
+
+    def __call__(self) -> Iterator[Step]:
+        queues = self.new_queues(self.log_uniform(self.settings.queue_range))
+        consumers = [self.new_consumer() for _ in range(self.log_uniform(self.settings.consumer_range))]
+        yield Step(0, INITIAL, tuple(queues), tuple(sorted(consumers)))
+        for index in range(1, self.rng.randint(*self.settings.change_count_range) + 1):
+            kind = self.choose_kind(len(queues), len(consumers))
+            step = self.apply(index, kind, queues, consumers)
+            queues, consumers = list(step.queues), list(step.consumers)
+            yield step
+
+    def log_uniform(self, bounds: tuple[int, int]) -> int:
+        """An int in [low, high], uniform in log scale: skewed towards small groups."""
+        low, high = bounds
+        drawn = int(math.exp(self.rng.uniform(math.log(low), math.log(high + 1))))
+        return min(max(drawn, low), high)
+
+    def new_queues(self, count: int) -> list[int]:
+        start = self.next_queue_id
+        self.next_queue_id += count
+        return list(range(start, start + count))
+
+    def new_consumer(self) -> str:
+        """A fresh id like RocketMQ's client ids: random, so joiners land anywhere in sort order."""
+        while True:
+            consumer = f"consumer-{self.rng.getrandbits(32):08x}"
+            if consumer not in self.consumer_ids:
+                self.consumer_ids.add(consumer)
+                return consumer
+
+    def choose_kind(self, queue_count: int, consumer_count: int) -> str:
+        """A weighted draw among the kinds this group allows (a join when none is allowed)."""
+        feasible = {
+            kind: weight
+            for kind, weight in self.settings.change_weights.items()
+            if weight > 0 and _feasible(kind, queue_count, consumer_count)
+        }
+        if not feasible:
+            return "join"
+        kinds = sorted(feasible)
+        return self.rng.choices(kinds, weights=[feasible[kind] for kind in kinds])[0]
+
+    def apply(self, index: int, kind: str, queues: list[int], consumers: list[str]) -> Step:
+        rng = self.rng
+        joined: list[str] = []
+        departed: list[str] = []
+        added: list[int] = []
+        removed: list[int] = []
+        if kind == "join":
+            joined = [self.new_consumer()]
+        elif kind == "join_burst":
+            joined = [self.new_consumer() for _ in range(rng.randint(2, 8))]
+        elif kind == "leave":
+            departed = rng.sample(consumers, 1)
+        elif kind == "crash":
+            departed = rng.sample(consumers, rng.randint(1, min(3, len(consumers) - 1)))
+        elif kind == "queues_added":
+            added = self.new_queues(rng.randint(1, max(1, len(queues) // 2)))
+        elif kind == "queues_removed":
+            removed = rng.sample(queues, rng.randint(1, max(1, (len(queues) - 1) // 4)))
+        else:  # mixed: a join, a departure when possible, and queues added or removed
+            joined = [self.new_consumer()]
+            if len(consumers) > 1:
+                departed = rng.sample(consumers, 1)
+            if len(queues) > 1 and rng.random() < 0.5:
+                removed = rng.sample(queues, rng.randint(1, max(1, (len(queues) - 1) // 4)))
+            else:
+                added = self.new_queues(rng.randint(1, max(1, len(queues) // 4)))
+        gone_consumers, gone_queues = set(departed), set(removed)
+        return Step(
+            index,
+            kind,
+            tuple([queue for queue in queues if queue not in gone_queues] + added),
+            tuple(sorted([c for c in consumers if c not in gone_consumers] + joined)),
+            joined=len(joined),
+            departed=len(departed),
+            queues_added=len(added),
+            queues_removed=len(removed),
+        )
+
+
+def _feasible(kind: str, queue_count: int, consumer_count: int) -> bool:
+    """Whether `kind` can happen without emptying the group."""
+    if kind in ("leave", "crash"):
+        return consumer_count > 1
+    if kind == "queues_removed":
+        return queue_count > 1
+    return True

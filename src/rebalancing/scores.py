@@ -1,0 +1,126 @@
+"""The scores of one rebalance, exactly as ../shared/DESIGN.md defines them.
+
+Given the queues Q and consumers C after a change, the plan A (consumer -> queues) a strategy
+returned and the previous assignment P (consumer -> queues, before the change):
+
+- balance degree: population standard deviation of the per-consumer counts over all of C
+  (consumers without queues count as 0), sqrt(1/N * sum((x_i - mu)^2)); None when C is empty.
+- stickiness: |{q in Q : q in P and A[q] == P[q]}| / |Q|; None when P or Q is empty.
+- optimal stickiness: the most any assignment with spread <= 1 can keep (rebalancing.quotas);
+  stickiness gap = optimal - achieved.
+- moves: queues whose consumer changed although their previous consumer is still in C;
+  revocations: every queue of P still in Q whose consumer changed.
+- spread: max count - min count over C; orphans: queues of Q nobody holds; duplicates: queues
+  held more than once; unknown queues / consumers: plan entries outside Q / C.
+
+The plan is not trusted: every score is computed from what it actually says, so a broken
+strategy shows up as orphans, duplicates or unknown ids instead of an exception.
+Runtime complexity: O(|Q| + |C| log |C| + size of P).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rebalancing.contract import previous_owners
+from rebalancing.quotas import sticky_quotas
+
+_NOBODY = object()
+"""Stands for 'no holder', distinct from every consumer id (None included)."""
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Every score of one rebalance (see the module docstring for the definitions)."""
+
+    balance_degree: float | None
+    spread: int
+    stickiness: float | None
+    optimal_stickiness: float | None
+    stickiness_gap: float | None
+    kept: int
+    moves: int
+    revocations: int
+    orphans: int
+    duplicates: int
+    unknown_queues: int
+    unknown_consumers: int
+
+
+def balance_degree(counts: Iterable[int]) -> float | None:
+    """Population standard deviation of per-consumer queue counts; None for no consumers."""
+    values = list(counts)
+    if not values:
+        return None
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((value - mean) ** 2 for value in values) / len(values))
+
+
+def optimal_kept(
+    queues: Iterable[Any], consumers: Iterable[Any], previous_owner: Mapping[Any, Any]
+) -> int:
+    """How many previous pairs the stickiest balanced assignment keeps."""
+    queue_set = set(queues)
+    keepable = dict.fromkeys(sorted(consumers), 0)
+    for queue, owner in previous_owner.items():
+        if queue in queue_set and owner in keepable:
+            keepable[owner] += 1
+    quota = sticky_quotas(keepable, len(queue_set))
+    return sum(min(count, quota[consumer]) for consumer, count in keepable.items())
+
+
+def score(
+    queues: Iterable[Any],
+    consumers: Iterable[Any],
+    previous: Mapping[Any, Iterable[Any]] | None,
+    plan: Mapping[Any, Iterable[Any]],
+) -> Scores:
+    """Score `plan` for the group (`queues`, `consumers`) that `previous` was rebalanced into."""
+    queue_set = set(queues)
+    consumer_list = sorted(set(consumers))
+    consumer_set = set(consumer_list)
+    owner_before = previous_owners(previous)
+
+    holders: dict[Any, Any] = {}
+    duplicates: set[Any] = set()
+    unknown_queues = 0
+    for consumer, owned in plan.items():
+        for queue in owned:
+            if queue not in queue_set:
+                unknown_queues += 1
+            elif queue in holders:
+                duplicates.add(queue)
+            else:
+                holders[queue] = consumer
+    counts = [len(list(plan.get(consumer, ()))) for consumer in consumer_list]
+
+    previously_held = [queue for queue in queue_set if queue in owner_before]
+    changed = [
+        queue for queue in previously_held if holders.get(queue, _NOBODY) != owner_before[queue]
+    ]
+    kept = len(previously_held) - len(changed)
+    moves = sum(1 for queue in changed if owner_before[queue] in consumer_set)
+
+    stickiness = optimal = gap = None
+    if queue_set and owner_before:
+        best = optimal_kept(queue_set, consumer_list, owner_before)
+        stickiness = kept / len(queue_set)
+        optimal = best / len(queue_set)
+        gap = (best - kept) / len(queue_set)
+    return Scores(
+        balance_degree=balance_degree(counts),
+        spread=max(counts) - min(counts) if counts else 0,
+        stickiness=stickiness,
+        optimal_stickiness=optimal,
+        stickiness_gap=gap,
+        kept=kept,
+        moves=moves,
+        revocations=len(changed),
+        orphans=len(queue_set) - len(holders),
+        duplicates=len(duplicates),
+        unknown_queues=unknown_queues,
+        unknown_consumers=sum(1 for consumer in plan if consumer not in consumer_set),
+    )

@@ -1,0 +1,93 @@
+"""The pure-Python scoring core: scenarios in, one flat row of scores per rebalance out.
+
+Each strategy runs through each scenario on its own: step 0 assigns from scratch, every later
+step rebalances from the strategy's own previous plan. A row holds the scenario's coordinates,
+the change, the group sizes, every score of rebalancing.scores and the wall time of the `assign`
+call. The Spark harness runs exactly this code in its partitions; nothing here imports Spark.
+Runtime complexity: per step and strategy, the strategy's own cost plus O(|Q| + |C| log |C|).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from rebalancing.contract import AssignFunction
+from rebalancing.scenarios import Scenario
+from rebalancing.scores import Scores, score
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """The scores of one strategy on one step of one scenario."""
+
+    base_seed: int
+    scenario: int
+    step: int
+    strategy: str
+    change: str
+    queue_count: int
+    consumer_count: int
+    joined: int
+    departed: int
+    queues_added: int
+    queues_removed: int
+    balance_degree: float | None
+    spread: int
+    stickiness: float | None
+    optimal_stickiness: float | None
+    stickiness_gap: float | None
+    kept: int
+    moves: int
+    revocations: int
+    orphans: int
+    duplicates: int
+    unknown_queues: int
+    unknown_consumers: int
+    assign_micros: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+ROW_FIELDS: tuple[str, ...] = tuple(field.name for field in fields(ScoreRow))
+"""Column names of a row, in order."""
+
+
+def score_scenario(scenario: Scenario, strategies: Mapping[str, AssignFunction]) -> Iterator[ScoreRow]:
+    """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order."""
+    names = sorted(strategies)
+    plans: dict[str, dict[Any, list[Any]] | None] = dict.fromkeys(names)
+    for step in scenario.steps():
+        for name in names:
+            previous = plans[name]
+            started = time.perf_counter_ns()
+            plan = strategies[name](step.queues, step.consumers, previous)
+            elapsed = time.perf_counter_ns() - started
+            plans[name] = plan
+            scores: Scores = score(step.queues, step.consumers, previous, plan)
+            yield ScoreRow(
+                base_seed=scenario.base_seed,
+                scenario=scenario.index,
+                step=step.index,
+                strategy=name,
+                change=step.kind,
+                queue_count=len(step.queues),
+                consumer_count=len(step.consumers),
+                joined=step.joined,
+                departed=step.departed,
+                queues_added=step.queues_added,
+                queues_removed=step.queues_removed,
+                assign_micros=elapsed / 1000,
+                **asdict(scores),
+            )
+
+
+def score_scenarios(
+    scenarios: Iterable[Scenario], strategies: Mapping[str, AssignFunction]
+) -> Iterator[ScoreRow]:
+    """Rows for every scenario in turn, lazily (one scenario's state in memory at a time)."""
+    for scenario in scenarios:
+        yield from score_scenario(scenario, strategies)

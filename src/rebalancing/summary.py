@@ -1,0 +1,125 @@
+"""Aggregates of score rows per (strategy, change kind), and the table a person reads.
+
+For every metric: count of defined values, mean, sample standard deviation, the 50th, 95th and
+99th percentiles (linear interpolation between closest ranks, as Spark SQL's exact `percentile`
+and numpy's default) and the maximum. Undefined values (None) are left out, as SQL nulls are.
+Runtime complexity: O(rows log rows) (the percentiles sort).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rebalancing.scoring import ScoreRow
+
+METRICS: tuple[str, ...] = (
+    "balance_degree",
+    "spread",
+    "stickiness",
+    "stickiness_gap",
+    "moves",
+    "revocations",
+    "orphans",
+    "duplicates",
+    "assign_micros",
+)
+"""The row columns that are aggregated."""
+
+ALL_CHANGES = "all"
+"""The change-kind label of the aggregate over every step of a strategy."""
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Distribution of one metric over a set of rows; every field but count is None when empty."""
+
+    count: int
+    mean: float | None
+    stddev: float | None
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    max: float | None
+
+
+def percentile(sorted_values: Sequence[float], fraction: float) -> float:
+    """Linear-interpolation percentile of non-empty ascending `sorted_values`."""
+    position = (len(sorted_values) - 1) * fraction
+    lower = math.floor(position)
+    upper = min(lower + 1, len(sorted_values) - 1)
+    weight = position - lower
+    return sorted_values[lower] * (1 - weight) + sorted_values[upper] * weight
+
+
+def aggregate(values: Iterable[float | None]) -> Aggregate:
+    """The distribution of the defined values among `values`."""
+    defined = sorted(value for value in values if value is not None)
+    if not defined:
+        return Aggregate(0, None, None, None, None, None, None)
+    return Aggregate(
+        count=len(defined),
+        mean=statistics.fmean(defined),
+        stddev=statistics.stdev(defined) if len(defined) > 1 else None,
+        p50=percentile(defined, 0.50),
+        p95=percentile(defined, 0.95),
+        p99=percentile(defined, 0.99),
+        max=defined[-1],
+    )
+
+
+def summarise(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], dict[str, Aggregate]]:
+    """(strategy, change kind) -> metric -> Aggregate, plus (strategy, ALL_CHANGES) per strategy.
+
+    Keys come sorted. The rows are held in memory column by column: this is the small-run path;
+    the Spark harness aggregates large runs.
+    """
+    columns: dict[tuple[str, str], dict[str, list[float | None]]] = defaultdict(
+        lambda: {metric: [] for metric in METRICS}
+    )
+    for row in rows:
+        for group in ((row.strategy, row.change), (row.strategy, ALL_CHANGES)):
+            for metric in METRICS:
+                columns[group][metric].append(getattr(row, metric))
+    return {
+        group: {metric: aggregate(values) for metric, values in columns[group].items()}
+        for group in sorted(columns)
+    }
+
+
+def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
+    """The summary as a Markdown table: one line per (strategy, change kind)."""
+    header = (
+        "| strategy | change | rebalances | balance mean | balance p95 | spread max "
+        "| stickiness mean | stickiness p50 | gap mean | gap max | moves mean | moves p95 "
+        "| assign µs p50 | assign µs p95 | orphans+duplicates max |"
+    )
+    lines = [header, "|" + "---|" * (header.count("|") - 1)]
+    for (strategy, change), metrics in summary.items():
+        broken = max(metrics["orphans"].max or 0, metrics["duplicates"].max or 0)
+        cells = [
+            strategy,
+            change,
+            str(metrics["balance_degree"].count),
+            _number(metrics["balance_degree"].mean),
+            _number(metrics["balance_degree"].p95),
+            _number(metrics["spread"].max),
+            _number(metrics["stickiness"].mean),
+            _number(metrics["stickiness"].p50),
+            _number(metrics["stickiness_gap"].mean),
+            _number(metrics["stickiness_gap"].max),
+            _number(metrics["moves"].mean),
+            _number(metrics["moves"].p95),
+            _number(metrics["assign_micros"].p50, digits=0),
+            _number(metrics["assign_micros"].p95, digits=0),
+            _number(broken, digits=0),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
