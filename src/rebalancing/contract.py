@@ -59,6 +59,7 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
     if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
         raise TypeError(f"{kind}s must be an iterable of {kind} ids, not {type(ids).__name__}")
     seen: set[Any] = set()
+    distinct: list[Any] = []  # input order, so that error messages do not depend on hash()
     for identifier in ids:
         try:
             is_duplicate = identifier in seen
@@ -69,10 +70,11 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
         if is_duplicate:
             raise ValueError(f"duplicate {kind} id {identifier!r}")
         seen.add(identifier)
+        distinct.append(identifier)
     try:
-        return sorted(seen)
+        return sorted(distinct)
     except TypeError as error:
-        raise TypeError(_unorderable_message(list(seen), kind, error)) from None
+        raise TypeError(_unorderable_message(distinct, kind, error)) from None
 
 
 def _unorderable_message(ids: list[Any], kind: str, error: TypeError) -> str:

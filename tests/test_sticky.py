@@ -1,0 +1,113 @@
+"""sticky: balance first, then keep as many previous pairs as balance allows."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from hypothesis import given
+
+from rebalancing.contract import prepare
+from rebalancing.quotas import sticky_quotas
+from rebalancing.scores import score
+from rebalancing.strategies import averagely, sticky
+from tests.groups import GroupCase, balanced_previous_groups, groups
+
+SEED_QUEUES = [f"Q{n}" for n in range(1, 9)]
+
+
+def test_seed_worked_example_initial_allocation() -> None:
+    """8 queues over C0, C1, C2 from scratch, each to the consumer with the fewest."""
+    assert sticky.assign(SEED_QUEUES, ["C0", "C1", "C2"]) == {
+        "C0": ["Q1", "Q4", "Q7"],
+        "C1": ["Q2", "Q5", "Q8"],
+        "C2": ["Q3", "Q6"],
+    }
+
+
+def test_seed_worked_example_after_c1_leaves() -> None:
+    """C1's queues Q2, Q5, Q8 go to C2, C0, C2 in turn, exactly as printed in the report."""
+    previous = sticky.assign(SEED_QUEUES, ["C0", "C1", "C2"])
+    assert sticky.assign(SEED_QUEUES, ["C0", "C2"], previous) == {
+        "C0": ["Q1", "Q4", "Q5", "Q7"],
+        "C2": ["Q2", "Q3", "Q6", "Q8"],
+    }
+
+
+def test_seed_comparison_sticky_keeps_everything_averagely_moves_when_c1_leaves() -> None:
+    queues = [f"Q{n:02d}" for n in range(1, 13)]
+    before = averagely.assign(queues, ["C1", "C2", "C3"])
+    sticky_scores = score(queues, ["C2", "C3"], before, sticky.assign(queues, ["C2", "C3"], before))
+    averagely_scores = score(
+        queues, ["C2", "C3"], before, averagely.assign(queues, ["C2", "C3"], before)
+    )
+    assert (sticky_scores.kept, sticky_scores.moves, sticky_scores.revocations) == (8, 0, 4)
+    assert (averagely_scores.kept, averagely_scores.moves, averagely_scores.revocations) == (6, 2, 6)
+
+
+def test_a_joining_consumer_takes_only_what_balance_requires() -> None:
+    previous = {"a": [1, 2, 3], "b": [4, 5, 6]}
+    plan = sticky.assign(range(1, 7), ["a", "b", "c"], previous)
+    assert plan == {"a": [1, 2], "b": [4, 5], "c": [3, 6]}
+
+
+def test_the_larger_quotas_go_to_the_consumers_that_can_keep_the_most() -> None:
+    # 7 queues over 3 consumers: quotas 3, 2, 2. "c" held 3 and keeps them all.
+    previous = {"a": [1, 2], "c": [3, 4, 5], "gone": [6, 7]}
+    plan = sticky.assign(range(1, 8), ["a", "b", "c"], previous)
+    assert plan["c"] == [3, 4, 5]
+    assert plan["a"] == [1, 2]
+    assert plan["b"] == [6, 7]
+
+
+@given(groups())
+def test_counts_differ_by_at_most_one(case: GroupCase) -> None:
+    plan = sticky.assign(case.queues, case.consumers, case.previous)
+    counts = [len(owned) for owned in plan.values()]
+    assert not counts or max(counts) - min(counts) <= 1
+
+
+@given(groups())
+def test_stickiness_equals_the_optimum(case: GroupCase) -> None:
+    plan = sticky.assign(case.queues, case.consumers, case.previous)
+    scores = score(case.queues, case.consumers, case.previous, plan)
+    assert scores.stickiness_gap in (None, 0.0)
+    assert scores.stickiness == scores.optimal_stickiness
+
+
+@given(balanced_previous_groups())
+def test_a_balanced_valid_previous_comes_back_unchanged(case: GroupCase) -> None:
+    assert case.previous is not None
+    plan = sticky.assign(case.queues, case.consumers, case.previous)
+    assert plan == {consumer: sorted(owned) for consumer, owned in case.previous.items()}
+
+
+def _reference_sticky(case: GroupCase) -> dict[Any, list[Any]]:
+    """The algorithm as the report states it, step by step, with a heap: the oracle."""
+    group = prepare(case.queues, case.consumers, case.previous)
+    if not group.consumers:
+        return {}
+    keepable = {consumer: 0 for consumer in group.consumers}
+    for owner in group.kept_owner.values():
+        keepable[owner] += 1
+    quota = sticky_quotas(keepable, len(group.queues))
+    plan: dict[Any, list[Any]] = {consumer: [] for consumer in group.consumers}
+    free = []
+    for queue in group.queues:
+        owner = group.kept_owner.get(queue, None)
+        if queue in group.kept_owner and len(plan[owner]) < quota[owner]:
+            plan[owner].append(queue)
+        else:
+            free.append(queue)
+    heap = [(len(plan[consumer]), index) for index, consumer in enumerate(group.consumers)]
+    heapq.heapify(heap)
+    for queue in free:
+        count, index = heapq.heappop(heap)
+        plan[group.consumers[index]].append(queue)
+        heapq.heappush(heap, (count + 1, index))
+    return {consumer: sorted(owned) for consumer, owned in plan.items()}
+
+
+@given(groups())
+def test_hands_out_exactly_like_a_fewest_first_heap(case: GroupCase) -> None:
+    assert sticky.assign(case.queues, case.consumers, case.previous) == _reference_sticky(case)
