@@ -131,7 +131,9 @@ def check_rejects_queue_owned_twice(assign: AssignFunction) -> None:
 
 
 def check_rejects_unorderable_ids(assign: AssignFunction) -> None:
-    with pytest.raises(TypeError, match=r"queue ids cannot be ordered together: .*\(int\).*\(str\)"):
+    with pytest.raises(
+        TypeError, match=r"queue ids cannot be ordered together: .*\(int\).*\(str\)"
+    ):
         assign([1, "q2"], ["c1"])
     with pytest.raises(TypeError, match="consumer ids cannot be ordered together"):
         assign(["q1"], ["c1", 2])
@@ -147,9 +149,13 @@ def check_rejects_unhashable_ids(assign: AssignFunction) -> None:
 def check_rejects_malformed_previous(assign: AssignFunction) -> None:
     with pytest.raises(TypeError, match="previous must be a mapping"):
         assign(["q1"], ["c1"], [("c1", ["q1"])])  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"previous\['c1'\] must be an iterable of queue ids, not int"):
+    with pytest.raises(
+        TypeError, match=r"previous\['c1'\] must be an iterable of queue ids, not int"
+    ):
         assign(["q1"], ["c1"], {"c1": 7})  # type: ignore[dict-item]
-    with pytest.raises(TypeError, match=r"previous\['c1'\] must be an iterable of queue ids, not str"):
+    with pytest.raises(
+        TypeError, match=r"previous\['c1'\] must be an iterable of queue ids, not str"
+    ):
         assign(["q1"], ["c1"], {"c1": "q1"})
 
 
@@ -212,9 +218,7 @@ CHECKS: list[Callable[[AssignFunction], None]] = [
     ("assign", "check"),
     [(assign, check) for assign in STRATEGIES.values() for check in CHECKS],
     ids=[
-        f"{name}-{check.__name__.removeprefix('check_')}"
-        for name in STRATEGIES
-        for check in CHECKS
+        f"{name}-{check.__name__.removeprefix('check_')}" for name in STRATEGIES for check in CHECKS
     ],
 )
 def test_contract(assign: AssignFunction, check: Callable[[AssignFunction], None]) -> None:

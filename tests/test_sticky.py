@@ -42,7 +42,11 @@ def test_seed_comparison_sticky_keeps_everything_averagely_moves_when_c1_leaves(
         queues, ["C2", "C3"], before, averagely.assign(queues, ["C2", "C3"], before)
     )
     assert (sticky_scores.kept, sticky_scores.moves, sticky_scores.revocations) == (8, 0, 4)
-    assert (averagely_scores.kept, averagely_scores.moves, averagely_scores.revocations) == (6, 2, 6)
+    assert (averagely_scores.kept, averagely_scores.moves, averagely_scores.revocations) == (
+        6,
+        2,
+        6,
+    )
 
 
 def test_a_joining_consumer_takes_only_what_balance_requires() -> None:

@@ -44,9 +44,7 @@ def main(arguments: Sequence[str] | None = None) -> int:
     options = parse_arguments(arguments)
     strategies = {name: STRATEGIES[name] for name in options.strategies}
     started = time.perf_counter()
-    rows = score_scenarios(
-        generate_scenarios(options.seed, range(options.scenarios)), strategies
-    )
+    rows = score_scenarios(generate_scenarios(options.seed, range(options.scenarios)), strategies)
     summary = summarise(rows)
     elapsed = time.perf_counter() - started
     print(markdown_table(summary))

@@ -123,7 +123,9 @@ def previous_owners(
                 ) from None
             if queue in owner:
                 if earlier == consumer:
-                    raise ValueError(f"queue {queue!r} is listed twice for {consumer!r} in previous")
+                    raise ValueError(
+                        f"queue {queue!r} is listed twice for {consumer!r} in previous"
+                    )
                 raise ValueError(
                     f"queue {queue!r} is owned by both {earlier!r} and {consumer!r} in previous"
                 )

@@ -120,7 +120,9 @@ class _Generator:
 
     def __call__(self) -> Iterator[Step]:
         queues = self.new_queues(self.log_uniform(self.settings.queue_range))
-        consumers = [self.new_consumer() for _ in range(self.log_uniform(self.settings.consumer_range))]
+        consumers = [
+            self.new_consumer() for _ in range(self.log_uniform(self.settings.consumer_range))
+        ]
         yield Step(0, INITIAL, tuple(queues), tuple(sorted(consumers)))
         for index in range(1, self.rng.randint(*self.settings.change_count_range) + 1):
             kind = self.choose_kind(len(queues), len(consumers))

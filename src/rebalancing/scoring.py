@@ -56,7 +56,9 @@ ROW_FIELDS: tuple[str, ...] = tuple(field.name for field in fields(ScoreRow))
 """Column names of a row, in order."""
 
 
-def score_scenario(scenario: Scenario, strategies: Mapping[str, AssignFunction]) -> Iterator[ScoreRow]:
+def score_scenario(
+    scenario: Scenario, strategies: Mapping[str, AssignFunction]
+) -> Iterator[ScoreRow]:
     """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order."""
     names = sorted(strategies)
     plans: dict[str, dict[Any, list[Any]] | None] = dict.fromkeys(names)

@@ -122,4 +122,4 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
 
 
 def _number(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
+    return "n/a" if value is None else f"{value:,.{digits}f}"

@@ -67,8 +67,7 @@ def _hand_out_fewest_first(
     level = len(plan[consumers[by_count[0]]])
     while handed < len(free):
         while (
-            next_waiting < len(by_count)
-            and len(plan[consumers[by_count[next_waiting]]]) <= level
+            next_waiting < len(by_count) and len(plan[consumers[by_count[next_waiting]]]) <= level
         ):
             insort(taking, by_count[next_waiting])
             next_waiting += 1

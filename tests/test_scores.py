@@ -1,0 +1,115 @@
+"""Scores against hand-computed values and, for the optimum, against brute force."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rebalancing.scores import balance_degree, optimal_kept, score
+from rebalancing.strategies import averagely, sticky
+
+SEED_QUEUES = [f"Q{n}" for n in range(1, 9)]
+
+
+def test_balance_degree_is_the_population_standard_deviation() -> None:
+    # counts 3, 3, 2: mean 8/3, squared deviations 1/9, 1/9, 4/9 -> sqrt(6/27)
+    assert math.isclose(balance_degree([3, 3, 2]), math.sqrt(2 / 9))
+    assert balance_degree([4, 4]) == 0.0
+    assert balance_degree([5, 0, 0, 0]) == math.sqrt((3.75**2 + 3 * 1.25**2) / 4)
+    assert balance_degree([]) is None
+
+
+def test_seed_example_scores_after_c1_leaves() -> None:
+    previous = sticky.assign(SEED_QUEUES, ["C0", "C1", "C2"])
+    plan = sticky.assign(SEED_QUEUES, ["C0", "C2"], previous)
+    scores = score(SEED_QUEUES, ["C0", "C2"], previous, plan)
+    assert scores.balance_degree == 0.0
+    assert scores.kept == 5  # C0 keeps Q1 Q4 Q7, C2 keeps Q3 Q6
+    assert scores.stickiness == 5 / 8
+    assert scores.optimal_stickiness == 5 / 8
+    assert scores.stickiness_gap == 0.0
+    assert (scores.moves, scores.revocations) == (0, 3)
+    assert (scores.spread, scores.orphans, scores.duplicates) == (0, 0, 0)
+
+
+def test_averagely_after_a_join_moves_queues_between_staying_consumers() -> None:
+    queues = list(range(12))
+    previous = averagely.assign(queues, ["a", "b", "c"])  # a: 0-3, b: 4-7, c: 8-11
+    plan = averagely.assign(queues, ["a", "b", "c", "d"], previous)  # 0-2, 3-5, 6-8, 9-11
+    scores = score(queues, ["a", "b", "c", "d"], previous, plan)
+    assert scores.kept == 3 + 2 + 1  # a keeps 0-2, b keeps 4-5, c keeps 8
+    assert scores.stickiness == 6 / 12
+    assert scores.optimal_stickiness == 9 / 12  # quotas 3 each; a, b, c keep 3 each
+    assert scores.stickiness_gap == 3 / 12
+    assert scores.moves == scores.revocations == 6
+
+
+def test_new_queues_and_queues_of_departed_consumers_count_as_not_kept() -> None:
+    previous = {"a": [1, 2], "gone": [3]}
+    plan = {"a": [1, 2], "b": [3, 4]}
+    scores = score([1, 2, 3, 4], ["a", "b"], previous, plan)
+    assert scores.stickiness == 2 / 4
+    assert (scores.moves, scores.revocations) == (0, 1)
+
+
+def test_stickiness_is_undefined_without_previous_or_queues() -> None:
+    assert score([1, 2], ["a"], None, {"a": [1, 2]}).stickiness is None
+    assert score([1, 2], ["a"], {"a": []}, {"a": [1, 2]}).stickiness is None
+    empty = score([], ["a"], {"a": [1]}, {"a": []})
+    assert (empty.stickiness, empty.optimal_stickiness, empty.stickiness_gap) == (None, None, None)
+
+
+def test_no_consumers_leaves_every_queue_orphaned_and_balance_undefined() -> None:
+    scores = score([1, 2], [], {"a": [1]}, {})
+    assert (scores.balance_degree, scores.spread, scores.orphans) == (None, 0, 2)
+    assert scores.revocations == 1
+
+
+def test_a_broken_plan_shows_as_orphans_duplicates_and_unknown_ids() -> None:
+    plan = {"a": [1, 2, 99], "b": [2], "stranger": [3]}
+    scores = score([1, 2, 3, 4], ["a", "b", "c"], None, plan)
+    assert scores.orphans == 1  # 4
+    assert scores.duplicates == 1  # 2
+    assert scores.unknown_queues == 1  # 99
+    assert scores.unknown_consumers == 1  # stranger
+    assert scores.spread == 3 - 0
+
+
+def _brute_force_optimal_kept(
+    queues: list[int], consumers: list[str], previous: dict[str, list[int]]
+) -> int:
+    owner = {queue: consumer for consumer, owned in previous.items() for queue in owned}
+    best = 0
+    for choice in itertools.product(consumers, repeat=len(queues)):
+        counts = [choice.count(consumer) for consumer in consumers]
+        if max(counts) - min(counts) <= 1:
+            best = max(best, sum(owner.get(q) == c for q, c in zip(queues, choice, strict=True)))
+    return best
+
+
+@st.composite
+def small_groups(draw: st.DrawFn) -> tuple[list[int], list[str], dict[str, list[int]]]:
+    queues = list(range(draw(st.integers(0, 6))))
+    consumers = ["a", "b", "c"][: draw(st.integers(1, 3))]
+    owners: list[Any] = [*consumers, "gone", None]
+    previous: dict[str, list[int]] = {}
+    for queue in [*queues, 100]:
+        owner = draw(st.sampled_from(owners))
+        if owner is not None:
+            previous.setdefault(owner, []).append(queue)
+    return queues, consumers, previous
+
+
+@given(small_groups())
+def test_optimal_kept_matches_brute_force_over_all_balanced_assignments(
+    group: tuple[list[int], list[str], dict[str, list[int]]],
+) -> None:
+    queues, consumers, previous = group
+    owner = {queue: consumer for consumer, owned in previous.items() for queue in owned}
+    assert optimal_kept(queues, consumers, owner) == _brute_force_optimal_kept(
+        queues, consumers, previous
+    )

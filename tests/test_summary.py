@@ -1,0 +1,53 @@
+"""Aggregation of rows and the printed table."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rebalancing.scenarios import ScenarioSettings, generate_scenarios
+from rebalancing.scoring import score_scenarios
+from rebalancing.strategies import STRATEGIES
+from rebalancing.summary import (
+    ALL_CHANGES,
+    METRICS,
+    aggregate,
+    markdown_table,
+    percentile,
+    summarise,
+)
+
+
+def test_percentiles_interpolate_linearly_between_closest_ranks() -> None:
+    values = [1.0, 2.0, 3.0, 4.0, 10.0]
+    assert percentile(values, 0.5) == 3.0
+    assert percentile(values, 0.95) == pytest.approx(4.0 + 0.8 * 6.0)
+    assert percentile(values, 1.0) == 10.0
+    assert percentile([7.0], 0.99) == 7.0
+
+
+def test_aggregate_ignores_undefined_values() -> None:
+    result = aggregate([1.0, None, 3.0])
+    assert (result.count, result.mean, result.max) == (2, 2.0, 3.0)
+    assert result.stddev == pytest.approx(math.sqrt(2))
+    assert aggregate([None]).count == 0
+    assert aggregate([None]).mean is None
+    assert aggregate([5.0]).stddev is None
+
+
+def test_summary_has_every_change_kind_and_an_overall_line_per_strategy() -> None:
+    settings = ScenarioSettings(queue_range=(1, 100), consumer_range=(1, 20))
+    rows = list(score_scenarios(generate_scenarios(1, range(40), settings), STRATEGIES))
+    summary = summarise(rows)
+    for name in STRATEGIES:
+        changes = {row.change for row in rows if row.strategy == name}
+        assert {change for strategy, change in summary if strategy == name} == changes | {
+            ALL_CHANGES
+        }
+        overall = summary[(name, ALL_CHANGES)]
+        assert set(overall) == set(METRICS)
+        assert overall["balance_degree"].count == sum(1 for row in rows if row.strategy == name)
+    table = markdown_table(summary).splitlines()
+    assert len(table) == 2 + len(summary)
+    assert all(line.count("|") == table[0].count("|") for line in table)
