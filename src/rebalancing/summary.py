@@ -26,6 +26,9 @@ METRICS: tuple[str, ...] = (
     "orphans",
     "duplicates",
     "assign_micros",
+    "releases",
+    "rounds",
+    "converged",
 )
 """The row columns that are aggregated."""
 
@@ -56,7 +59,7 @@ def percentile(sorted_values: Sequence[float], fraction: float) -> float:
 
 
 def aggregate(values: Iterable[float | None]) -> Aggregate:
-    """The distribution of the defined values among `values`."""
+    """The distribution of the defined values among `values` (a bool counts as 0 or 1)."""
     defined = sorted(value for value in values if value is not None)
     if not defined:
         return Aggregate(0, None, None, None, None, None, None)
@@ -95,7 +98,8 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
     header = (
         "| strategy | change | rebalances | balance mean | balance p95 | spread max "
         "| stickiness mean | stickiness p50 | gap mean | gap max | moves mean | moves p95 "
-        "| assign µs p50 | assign µs p95 | orphans+duplicates max |"
+        "| assign µs p50 | assign µs p95 | releases mean | releases p95 | rounds max "
+        "| converged % | orphans+duplicates max |"
     )
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for (strategy, change), metrics in summary.items():
@@ -115,10 +119,18 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
             _number(metrics["moves"].p95),
             _number(metrics["assign_micros"].p50, digits=0),
             _number(metrics["assign_micros"].p95, digits=0),
+            _number(metrics["releases"].mean, digits=1),
+            _number(metrics["releases"].p95, digits=1),
+            _number(metrics["rounds"].max, digits=0),
+            _number(_percent(metrics["converged"].mean), digits=1),
             _number(broken, digits=0),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _percent(fraction: float | None) -> float | None:
+    return None if fraction is None else 100 * fraction
 
 
 def _number(value: float | None, digits: int = 3) -> str:

@@ -1,0 +1,14 @@
+"""The RabbitMQ single-active-consumer protocol with leaderless release: model and schedulers."""
+
+from rebalancing.sac.model import POSITION_VARIANTS, PositionVariant, ProtocolError, SacState
+from rebalancing.sac.schedulers import ProtocolRun, run_random, run_rounds
+
+__all__ = [
+    "POSITION_VARIANTS",
+    "PositionVariant",
+    "ProtocolError",
+    "ProtocolRun",
+    "SacState",
+    "run_random",
+    "run_rounds",
+]
