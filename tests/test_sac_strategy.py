@@ -1,0 +1,67 @@
+"""sac as a strategy: the protocol run from `previous` to quiescence."""
+
+from __future__ import annotations
+
+from hypothesis import given
+
+from rebalancing.sac import model
+from rebalancing.strategies import sac, sticky
+from tests.groups import GroupCase, groups
+
+
+def test_the_specs_example_two_queues_two_apps() -> None:
+    """a1 takes both queues, a2 waits; a1 releases q2 and a2 is made active on it."""
+    run = sac.run(["q1", "q2"], ["a1", "a2"])
+    assert run.owners == {"a1": ["q1"], "a2": ["q2"]}
+    assert (run.releases, run.converged) == (1, True)
+
+
+def test_apps_still_present_keep_their_queues_when_a_balanced_group_loses_nobody() -> None:
+    previous = sticky.assign(range(12), ["a", "b", "c"])
+    run = sac.run(range(12), ["a", "b", "c"], previous)
+    assert run.owners == previous
+    assert (run.releases, run.steps, run.rounds) == (0, 0, 0)
+
+
+def test_a_newcomer_starts_after_the_existing_apps_and_waits_at_the_back() -> None:
+    # "b" was there (start id 1); "a" is new (start id 2) although it sorts first.
+    state = sac.protocol_state(["q1", "q2"], ["a", "b"], {"b": ["q1", "q2"]})
+    assert (state.start_id["b"], state.start_id["a"], state.next_id) == (1, 0, 2)
+    run = sac.run(["q1", "q2"], ["a", "b"], {"b": ["q1", "q2"]})
+    assert run.owners == {"a": ["q2"], "b": ["q1"]}
+
+
+def test_waiting_order_of_existing_apps_follows_their_start_ids() -> None:
+    state = sac.protocol_state(
+        ["q1", "q2", "q3"], ["x", "y", "z"], {"z": ["q1"], "x": ["q2"], "y": []}
+    )
+    assert [state.start_id[app] for app in ("x", "y", "z")] == [1, 2, 3]
+    assert list(state.waiting["q1"]) == ["x", "y"]
+    assert list(state.waiting["q3"]) == ["x", "y", "z"]
+    assert model.state_invariant_violations(state) == []
+
+
+@given(groups(min_consumers=1, max_queues=40, max_consumers=8))
+def test_both_variants_converge_to_a_balanced_plan(case: GroupCase) -> None:
+    for variant in model.POSITION_VARIANTS:
+        run = sac.run(case.queues, case.consumers, case.previous, variant)
+        assert run.converged
+        counts = [len(owned) for owned in run.owners.values()]
+        assert max(counts) - min(counts) <= 1
+        assert run.rounds <= run.releases
+
+
+def test_a_departure_from_a_balanced_group_moves_only_the_departed_apps_queues_here() -> None:
+    queues = [f"Q{n}" for n in range(1, 9)]
+    previous = sac.assign(queues, ["C0", "C1", "C2"])
+    run = sac.run(queues, ["C0", "C2"], previous)
+    assert run.converged
+    assert sorted(len(owned) for owned in run.owners.values()) == [4, 4]
+    for app in ("C0", "C2"):
+        assert set(previous[app]) <= set(run.owners[app])
+
+
+def test_the_step_bound_is_reported_in_the_run() -> None:
+    run = sac.run(range(30), range(6), None, "id", max_steps=5)
+    assert not run.converged
+    assert sorted(queue for owned in run.owners.values() for queue in owned) == list(range(30))
