@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SCENARIOS ?= 2000
+SCENARIOS ?= 300
 SEED ?= 1
 
 .PHONY: run test lint typecheck pytest thorough clean

@@ -114,7 +114,9 @@ def explore(queue_count: int, app_count: int, variant: PositionVariant) -> Explo
                 fewest_releases[target] = min(
                     fewest_releases[target], fewest_releases[current] + released
                 )
-                most_releases[target] = max(most_releases[target], most_releases[current] + released)
+                most_releases[target] = max(
+                    most_releases[target], most_releases[current] + released
+                )
             targets.append(target)
         successors.append(targets)
         if not targets:
