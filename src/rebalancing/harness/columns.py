@@ -1,0 +1,71 @@
+"""Score rows as Arrow record batches: what the Spark partitions hand back, one batch per group
+of scenarios (never one Python object per row through Spark)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import fields
+from typing import Any
+
+import pyarrow as pa
+
+from rebalancing.scenarios import Scenario, ScenarioSettings
+from rebalancing.scoring import ScoreRow, score_scenarios
+from rebalancing.strategies import STRATEGIES
+
+
+def _arrow_type(annotation: Any) -> pa.DataType:
+    text = str(annotation)
+    if text.startswith("int"):
+        return pa.int64()
+    if text.startswith("float"):
+        return pa.float64()
+    if text.startswith("bool"):
+        return pa.bool_()
+    if text.startswith("str"):
+        return pa.string()
+    raise TypeError(f"no Arrow type for row field annotation {text!r}")
+
+
+ROW_SCHEMA = pa.schema([pa.field(f.name, _arrow_type(f.type)) for f in fields(ScoreRow)])
+"""The Arrow schema of a score row (every field nullable)."""
+
+_SPARK_TYPES = {
+    pa.int64(): "BIGINT",
+    pa.float64(): "DOUBLE",
+    pa.bool_(): "BOOLEAN",
+    pa.string(): "STRING",
+}
+SPARK_DDL = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in ROW_SCHEMA)
+"""The same schema as a Spark DDL string (so this module needs no pyspark import)."""
+
+
+def rows_to_batch(rows: list[ScoreRow]) -> pa.RecordBatch:
+    columns = {name: [getattr(row, name) for row in rows] for name in ROW_SCHEMA.names}
+    return pa.RecordBatch.from_pydict(columns, schema=ROW_SCHEMA)
+
+
+def score_index_batches(
+    index_batches: Iterable[Iterable[int]],
+    base_seed: int,
+    strategy_names: tuple[str, ...],
+    settings: ScenarioSettings,
+    scenarios_per_batch: int,
+) -> Iterator[pa.RecordBatch]:
+    """Score the scenarios of each batch of indices; one Arrow batch per `scenarios_per_batch`."""
+    strategies = {name: STRATEGIES[name] for name in strategy_names}
+    pending: list[int] = []
+    for indices in index_batches:
+        pending.extend(indices)
+        while len(pending) >= scenarios_per_batch:
+            chunk, pending = pending[:scenarios_per_batch], pending[scenarios_per_batch:]
+            yield _score_chunk(chunk, base_seed, strategies, settings)
+    if pending:
+        yield _score_chunk(pending, base_seed, strategies, settings)
+
+
+def _score_chunk(
+    indices: list[int], base_seed: int, strategies: dict[str, Any], settings: ScenarioSettings
+) -> pa.RecordBatch:
+    scenarios = (Scenario(base_seed, index, settings) for index in indices)
+    return rows_to_batch(list(score_scenarios(scenarios, strategies)))

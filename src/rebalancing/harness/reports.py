@@ -1,0 +1,59 @@
+"""What a run leaves behind, besides Parquet: summary.md, summary.csv and run.json.
+
+The aggregate rows (one per strategy and change kind, columns `<metric>_<statistic>`) are turned
+back into rebalancing.summary's structure so that the Markdown table is the very one the
+pure-Python path prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rebalancing.summary import METRICS, Aggregate, markdown_table
+
+STATISTICS = ("count", "mean", "stddev", "p50", "p95", "p99", "max")
+
+
+def to_summary(
+    aggregate_rows: Sequence[Mapping[str, Any]],
+) -> dict[tuple[str, str], dict[str, Aggregate]]:
+    """(strategy, change) -> metric -> Aggregate, sorted like rebalancing.summary.summarise."""
+    summary: dict[tuple[str, str], dict[str, Aggregate]] = {}
+    for row in aggregate_rows:
+        summary[(row["strategy"], row["change"])] = {
+            metric: Aggregate(
+                count=int(row[f"{metric}_count"]),
+                **{
+                    statistic: (
+                        None
+                        if row[f"{metric}_{statistic}"] is None
+                        else float(row[f"{metric}_{statistic}"])
+                    )
+                    for statistic in STATISTICS[1:]
+                },
+            )
+            for metric in METRICS
+        }
+    return dict(sorted(summary.items()))
+
+
+def write_reports(
+    out: Path, aggregate_rows: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+) -> str:
+    """Write summary.md, summary.csv and run.json into `out`; return the Markdown table."""
+    table = markdown_table(to_summary(aggregate_rows))
+    (out / "summary.md").write_text(table + "\n", encoding="utf-8")
+    columns = ["strategy", "change"] + [
+        f"{metric}_{statistic}" for metric in METRICS for statistic in STATISTICS
+    ]
+    with (out / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        for row in sorted(aggregate_rows, key=lambda row: (row["strategy"], row["change"])):
+            writer.writerow(row)
+    (out / "run.json").write_text(json.dumps(run_info, indent=2, default=str) + "\n", "utf-8")
+    return table
