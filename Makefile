@@ -5,6 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SCENARIOS ?= 300
 SEED ?= 1
+OUT ?= out/harness
 
 .PHONY: run test lint typecheck pytest thorough clean
 
@@ -14,21 +15,22 @@ $(BIN)/python:
 
 # Stamps record what is installed; they are redone when pyproject.toml changes.
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[spark]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# The main job: the Spark harness on an embedded local[*] Spark (Java 17 on the PATH).
 run: $(VENV)/.installed-run
-	$(BIN)/python -m rebalancing --scenarios $(SCENARIOS) --seed $(SEED)
+	$(BIN)/python -m rebalancing.harness --scenarios $(SCENARIOS) --seed $(SEED) --out $(OUT)
 
 test: lint typecheck pytest
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks jobs
+	$(BIN)/ruff format --check src tests benchmarks jobs
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy src

@@ -1,0 +1,173 @@
+"""The Spark harness end to end, on a session-scoped local[2] Spark."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from rebalancing.harness.options import ParameterError, parse_options
+from rebalancing.harness.reports import to_summary
+from rebalancing.scenarios import generate_scenarios
+from rebalancing.scoring import score_scenarios
+from rebalancing.strategies import STRATEGIES
+from rebalancing.summary import summarise
+
+pyspark = pytest.importorskip("pyspark", reason="the spark extra is part of the dev extra")
+from pyspark.sql import SparkSession  # noqa: E402
+
+from rebalancing.harness.job import run  # noqa: E402
+
+SMALL = ["--queues", "1:120", "--consumers", "1:24", "--changes", "1:4"]
+TIMINGS = ("assign_micros",)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("rebalancing-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()
+
+
+def _aggregates(out: Path) -> list[dict[str, Any]]:
+    table = pq.read_table(out / "aggregates.parquet")
+    return sorted(table.to_pylist(), key=lambda row: (row["strategy"], row["change"]))
+
+
+def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
+    options = parse_options(
+        ["--scenarios", "40", "--seed", "3", "--raw", "--out", str(tmp_path), *SMALL]
+    )
+    table = run(options, spark)
+    for name in ("aggregates.parquet", "rows.parquet", "summary.csv", "summary.md", "run.json"):
+        assert (tmp_path / name).exists(), name
+    assert (tmp_path / "summary.md").read_text().strip() == table
+    info = json.loads((tmp_path / "run.json").read_text())
+    assert info["scenarios"] == 40
+    assert info["strategies"] == list(STRATEGIES)
+    assert info["versions"]["pyspark"] == pyspark.__version__
+    assert info["scenarios_per_second"] > 0
+    raw = pq.read_table(tmp_path / "rows.parquet")
+    expected_rows = list(
+        score_scenarios(generate_scenarios(3, range(40), options.settings), STRATEGIES)
+    )
+    assert raw.num_rows == len(expected_rows)
+    csv_lines = (tmp_path / "summary.csv").read_text().splitlines()
+    assert len(csv_lines) == 1 + len(_aggregates(tmp_path))
+
+
+def test_aggregates_equal_the_pure_python_cores(spark: SparkSession, tmp_path: Path) -> None:
+    options = parse_options(["--scenarios", "50", "--seed", "8", "--out", str(tmp_path), *SMALL])
+    run(options, spark)
+    from_spark = to_summary(_aggregates(tmp_path))
+    rows = score_scenarios(generate_scenarios(8, range(50), options.settings), STRATEGIES)
+    from_core = summarise(rows)
+    assert from_spark.keys() == from_core.keys()
+    for group, metrics in from_core.items():
+        for metric, expected in metrics.items():
+            if metric in TIMINGS:
+                continue
+            actual = from_spark[group][metric]
+            assert actual.count == expected.count, (group, metric)
+            for statistic in ("mean", "stddev", "p50", "p95", "p99", "max"):
+                wanted, got = getattr(expected, statistic), getattr(actual, statistic)
+                assert (wanted is None) == (got is None), (group, metric, statistic)
+                if wanted is not None:
+                    assert math.isclose(got, wanted, rel_tol=1e-9, abs_tol=1e-12), (
+                        group,
+                        metric,
+                        statistic,
+                    )
+
+
+def test_aggregates_do_not_depend_on_the_partitioning(spark: SparkSession, tmp_path: Path) -> None:
+    results = []
+    for partitions in ("1", "7"):
+        out = tmp_path / partitions
+        run(
+            parse_options(
+                ["--scenarios", "30", "--partitions", partitions, "--out", str(out), *SMALL]
+            ),
+            spark,
+        )
+        results.append(
+            [
+                {key: value for key, value in row.items() if not key.startswith(TIMINGS)}
+                for row in _aggregates(out)
+            ]
+        )
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--scenarios", "0"], "--scenarios must be positive"),
+        (["--strategies", "sticky,nope"], "--strategies: unknown strategy 'nope'"),
+        (["--queues", "9:3"], "--queues: need 1 <= LOW <= HIGH"),
+        (["--consumers", "x"], "--consumers: expected LOW:HIGH"),
+        (["--mix", "join=1,explode=2"], "--mix: unknown change kind 'explode'"),
+        (["--partitions", "-1"], "--partitions must be positive"),
+        (["--out", "/proc/no-such-place"], "--out: cannot write"),
+    ],
+)
+def test_bad_parameters_fail_before_spark_naming_the_parameter(
+    arguments: list[str], message: str
+) -> None:
+    with pytest.raises(ParameterError, match=message.replace("(", r"\(")):
+        parse_options(arguments)
+    completed = subprocess.run(
+        [sys.executable, "-m", "rebalancing.harness", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.returncode == 2
+    assert message in completed.stderr
+    assert len(completed.stderr.strip().splitlines()) == 1
+
+
+def test_the_entry_file_runs_under_spark_submit(tmp_path: Path) -> None:
+    spark_submit = Path(sys.executable).parent / "spark-submit"
+    entry = Path(__file__).parents[1] / "jobs" / "score_strategies.py"
+    environment = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    completed = subprocess.run(
+        [
+            str(spark_submit),
+            "--master",
+            "local[1]",
+            "--conf",
+            "spark.ui.enabled=false",
+            str(entry),
+            "--scenarios",
+            "12",
+            "--strategies",
+            "sticky,averagely",
+            "--out",
+            str(tmp_path),
+            *SMALL,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "| sticky | all |" in (tmp_path / "summary.md").read_text()
+    assert json.loads((tmp_path / "run.json").read_text())["master"] == "local[1]"
