@@ -55,8 +55,18 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
         ["--scenarios", "40", "--seed", "3", "--raw", "--out", str(tmp_path), *SMALL]
     )
     table = run(options, spark)
-    for name in ("aggregates.parquet", "rows.parquet", "summary.csv", "summary.md", "run.json"):
+    for name in (
+        "aggregates.parquet",
+        "rows.parquet",
+        "summary.csv",
+        "summary.md",
+        "run.json",
+        "balance_vs_stickiness.png",
+        "assign_time.png",
+        "releases.png",
+    ):
         assert (tmp_path / name).exists(), name
+    assert (tmp_path / "releases.png").read_bytes().startswith(b"\x89PNG")
     assert (tmp_path / "summary.md").read_text().strip() == table
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["scenarios"] == 40

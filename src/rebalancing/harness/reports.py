@@ -1,4 +1,4 @@
-"""What a run leaves behind, besides Parquet: summary.md, summary.csv and run.json.
+"""What a run leaves behind, besides Parquet: summary.md, summary.csv, run.json and PNG plots.
 
 The aggregate rows (one per strategy and change kind, columns `<metric>_<statistic>`) are turned
 back into rebalancing.summary's structure so that the Markdown table is the very one the
@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rebalancing.plots import save_all
 from rebalancing.summary import METRICS, Aggregate, markdown_table
 
 STATISTICS = ("count", "mean", "stddev", "p50", "p95", "p99", "max")
@@ -44,8 +45,9 @@ def to_summary(
 def write_reports(
     out: Path, aggregate_rows: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
 ) -> str:
-    """Write summary.md, summary.csv and run.json into `out`; return the Markdown table."""
-    table = markdown_table(to_summary(aggregate_rows))
+    """Write summary.md, summary.csv, run.json and the plots into `out`; return the table."""
+    summary = to_summary(aggregate_rows)
+    table = markdown_table(summary)
     (out / "summary.md").write_text(table + "\n", encoding="utf-8")
     columns = ["strategy", "change"] + [
         f"{metric}_{statistic}" for metric in METRICS for statistic in STATISTICS
@@ -56,4 +58,5 @@ def write_reports(
         for row in sorted(aggregate_rows, key=lambda row: (row["strategy"], row["change"])):
             writer.writerow(row)
     (out / "run.json").write_text(json.dumps(run_info, indent=2, default=str) + "\n", "utf-8")
+    save_all(summary, out)
     return table
