@@ -1,0 +1,7 @@
+"""The consumer side: ordered per-queue work on a bounded worker pool, and throttled reception."""
+
+from rebalancing.runtime.channels import ChannelScheduler
+from rebalancing.runtime.reception import ReceptionStats, ThrottledReception
+from rebalancing.runtime.runner import ChannelRunner, Failure
+
+__all__ = ["ChannelRunner", "ChannelScheduler", "Failure", "ReceptionStats", "ThrottledReception"]

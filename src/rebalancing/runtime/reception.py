@@ -1,0 +1,76 @@
+"""Throttled polled reception: pull messages only as fast as they can be processed
+(../shared/seeds/throttling-polled-reception.txt).
+
+A consumer that comes online to a large backlog must not take it all in at once. This loop
+polls its source only while the pending work of the runner is below a high-water mark; above
+it, it pauses (blocking on the runner's condition, no busy loop) until the pending work has
+fallen to the low-water mark, then resumes. Pending work therefore never exceeds the mark.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from rebalancing.runtime.runner import ChannelRunner
+
+Message = tuple[Hashable, Any]
+"""(channel, work)."""
+
+
+@dataclass
+class ReceptionStats:
+    """What one run of the loop did."""
+
+    received: int = 0
+    pauses: int = 0
+    paused_seconds: float = 0.0
+
+
+class ThrottledReception:
+    """Polls `poll()` (a message, or None when there is none now) into `runner`."""
+
+    def __init__(
+        self,
+        poll: Callable[[], Message | None],
+        runner: ChannelRunner,
+        high_water: int,
+        low_water: int | None = None,
+    ) -> None:
+        low = high_water // 2 if low_water is None else low_water
+        if high_water < 1:
+            raise ValueError(f"high_water must be at least 1, got {high_water}")
+        if not 0 <= low < high_water:
+            raise ValueError(f"low_water must be in [0, high_water), got {low}")
+        self._poll = poll
+        self._runner = runner
+        self.high_water = high_water
+        self.low_water = low
+        self.stats = ReceptionStats()
+
+    def run(
+        self,
+        stop: threading.Event | None = None,
+        idle_wait: float = 0.05,
+        stop_when_empty: bool = False,
+    ) -> ReceptionStats:
+        """Receive until `stop` is set (or, with stop_when_empty, the source has nothing)."""
+        stopping = stop or threading.Event()
+        while not stopping.is_set():
+            if self._runner.pending() >= self.high_water:
+                self.stats.pauses += 1
+                paused = time.perf_counter()
+                self._runner.wait_until_pending_at_most(self.low_water)
+                self.stats.paused_seconds += time.perf_counter() - paused
+            message = self._poll()
+            if message is None:
+                if stop_when_empty:
+                    break
+                stopping.wait(idle_wait)
+                continue
+            self._runner.submit(*message)
+            self.stats.received += 1
+        return self.stats
