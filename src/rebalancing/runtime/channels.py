@@ -6,8 +6,9 @@ Known channels are partitioned into dormant (no work), ready (a FIFO of channels
 and in progress (one item being worked on). Work for one channel is never worked on twice at
 once and never overtakes earlier work of that channel, however many workers ask for work.
 Beyond the spec, as users need: adding and removing channels (a removed channel's pending work
-is returned, never dropped). Not thread-safe by itself: rebalancing.runtime.runner holds a lock
-around it (and reports failed items there, the channel's order kept).
+is returned, never dropped) and withdrawing a channel's pending work. Not thread-safe by
+itself: rebalancing.runtime.runner holds a lock around it (and reports failed items there, the
+channel's order kept).
 Runtime complexity: O(1) per operation.
 """
 
@@ -81,6 +82,18 @@ class ChannelScheduler:
             raise ValueError(f"add_channel: channel {channel!r} is already known")
         self.pool[channel] = deque()
         self.dormant.add(channel)
+
+    def withdraw(self, channel: Hashable) -> list[Any]:
+        """Take back a channel's pending work, in order (a ready channel becomes dormant; one in
+        progress stays there, without work, until its current item ends)."""
+        work = self._known(channel, "withdraw")
+        taken = list(work)
+        work.clear()
+        self._pending -= len(taken)
+        if taken and channel not in self.in_progress:
+            self.ready.remove(channel)
+            self.dormant.add(channel)
+        return taken
 
     def remove_channel(self, channel: Hashable) -> list[Any]:
         """Forget a channel that is not in progress; its pending work is returned, in order."""

@@ -103,8 +103,9 @@ class ChannelRunner:
             revoked = set(self._scheduler.pool) - wanted
             handed_back: dict[Hashable, list[Any]] = {}
             for channel in revoked:
+                withdrawn = [] if drain else self._scheduler.withdraw(channel)
                 self._changed.wait_for(self._revocable(channel, drain))
-                handed_back[channel] = self._scheduler.remove_channel(channel)
+                handed_back[channel] = withdrawn + self._scheduler.remove_channel(channel)
             self._changed.notify_all()
             return handed_back
 
