@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from rebalancing.scenarios import generate_scenarios
 from rebalancing.scoring import score_scenarios
-from rebalancing.strategies import STRATEGIES
+from rebalancing.strategies import STRATEGIES, select
 from rebalancing.summary import markdown_table, summarise
 
 
@@ -29,13 +29,10 @@ def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
     namespace = parser.parse_args(arguments)
     if namespace.scenarios <= 0:
         parser.error(f"--scenarios must be positive, got {namespace.scenarios}")
-    names = [name.strip() for name in namespace.strategies.split(",") if name.strip()]
-    unknown = [name for name in names if name not in STRATEGIES]
-    if unknown or not names:
-        parser.error(
-            f"--strategies: unknown strategy {', '.join(map(repr, unknown)) or '(none given)'}; "
-            f"known: {', '.join(STRATEGIES)}"
-        )
+    try:
+        names = select(namespace.strategies)
+    except ValueError as error:
+        parser.error(f"--strategies: {error}")
     namespace.strategies = names
     return namespace
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rebalancing.scenarios import CHANGE_KINDS, ScenarioSettings
-from rebalancing.strategies import STRATEGIES
+from rebalancing.strategies import STRATEGIES, select
 
 
 @dataclass(frozen=True)
@@ -111,13 +111,10 @@ def parse_options(arguments: Sequence[str] | None = None) -> HarnessOptions:
         raise ParameterError(f"--partitions must be positive, got {namespace.partitions}")
     if namespace.scenarios_per_batch <= 0:
         raise ParameterError("--scenarios-per-batch must be positive")
-    names = tuple(name.strip() for name in namespace.strategies.split(",") if name.strip())
-    unknown = [name for name in names if name not in STRATEGIES]
-    if unknown or not names:
-        raise ParameterError(
-            f"--strategies: unknown strategy {', '.join(map(repr, unknown)) or '(none given)'}; "
-            f"known: {', '.join(STRATEGIES)}"
-        )
+    try:
+        names = select(namespace.strategies)
+    except ValueError as error:
+        raise ParameterError(f"--strategies: {error}") from None
     settings = ScenarioSettings(
         queue_range=_range("--queues", namespace.queues),
         consumer_range=_range("--consumers", namespace.consumers),

@@ -56,6 +56,12 @@ def default_step_bound(queue_count: int, app_count: int) -> int:
     return 20 * (queue_count + 1) * (app_count + 1) + 1000
 
 
+def _step_bound(state: SacState, max_steps: int | None) -> int:
+    if max_steps is not None:
+        return max_steps
+    return default_step_bound(len(state.queues), len(state.apps))
+
+
 class _Tally:
     """Counts steps, releases and rounds from the actions as they are taken."""
 
@@ -80,11 +86,7 @@ def run_rounds(
     state: SacState, variant: PositionVariant, max_steps: int | None = None
 ) -> ProtocolRun:
     """Run the deterministic schedule on `state` (mutated) until quiescence or the bound."""
-    bound = (
-        max_steps
-        if max_steps is not None
-        else default_step_bound(len(state.queues), len(state.apps))
-    )
+    bound = _step_bound(state, max_steps)
     tally = _Tally()
     for app in state.apps:
         if state.start_id[app] == 0:
@@ -130,11 +132,7 @@ def run_random(
     state: SacState, variant: PositionVariant, rng: random.Random, max_steps: int | None = None
 ) -> ProtocolRun:
     """Take uniformly chosen enabled actions on `state` (mutated) until none is enabled."""
-    bound = (
-        max_steps
-        if max_steps is not None
-        else default_step_bound(len(state.queues), len(state.apps))
-    )
+    bound = _step_bound(state, max_steps)
     tally = _Tally()
     while tally.steps < bound:
         actions: list[Action] = list(enabled_actions(state, variant))

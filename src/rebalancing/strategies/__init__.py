@@ -53,6 +53,19 @@ PROTOCOLS: Mapping[str, ProtocolRunFunction] = MappingProxyType(
 )
 """For the protocol strategies of STRATEGIES: the same strategy, with its protocol cost."""
 
+
+def select(names: str) -> tuple[str, ...]:
+    """Registered strategy names from a comma-separated list; ValueError names unknown ones."""
+    chosen = tuple(name.strip() for name in names.split(",") if name.strip())
+    unknown = [name for name in chosen if name not in STRATEGIES]
+    if unknown or not chosen:
+        raise ValueError(
+            f"unknown strategy {', '.join(map(repr, unknown)) or '(none given)'}; "
+            f"known: {', '.join(STRATEGIES)}"
+        )
+    return chosen
+
+
 __all__ = [
     "PROTOCOLS",
     "STRATEGIES",
@@ -60,5 +73,6 @@ __all__ = [
     "averagely",
     "round_robin",
     "sac",
+    "select",
     "sticky",
 ]
