@@ -7,7 +7,7 @@ SCENARIOS ?= 300
 SEED ?= 1
 OUT ?= out/harness
 
-.PHONY: run test lint typecheck pytest thorough clean
+.PHONY: run test lint typecheck pytest thorough notebooks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,8 @@ run: $(VENV)/.installed-run
 test: lint typecheck pytest
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check src tests benchmarks jobs
-	$(BIN)/ruff format --check src tests benchmarks jobs
+	$(BIN)/ruff check src tests benchmarks jobs notebooks/execute.py
+	$(BIN)/ruff format --check src tests benchmarks jobs notebooks/execute.py
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy src
@@ -41,6 +41,10 @@ pytest: $(VENV)/.installed-dev
 
 thorough: $(VENV)/.installed-dev
 	HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest
+
+# Re-run the notebooks and save their outputs (plots) into the committed files.
+notebooks: $(VENV)/.installed-dev
+	$(BIN)/python notebooks/execute.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,17 +1,14 @@
 """Plots of a summary (rebalancing.summary's structure), for the harness's PNGs and notebooks.
 
 Each function takes the summary (strategy, change kind) -> metric -> Aggregate, draws on a new
-matplotlib figure and returns it; `save_all` writes the harness's PNG files. matplotlib is
+matplotlib figure and returns it (a notebook shows it inline); `save_all` writes the harness's
+PNG files. matplotlib picks its headless backend by itself where there is no display; it is
 imported here only (the `spark` and `notebooks` extras install it).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")  # no display on servers and in tests
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
@@ -57,6 +54,39 @@ def balance_vs_stickiness(summary: Summary) -> Figure:
     axes.set_xlabel("stickiness (mean, share of queues kept)")
     axes.set_ylabel("balance degree (mean std-dev of queue counts)")
     axes.set_title("Balance vs stickiness per strategy and change kind")
+    axes.legend()
+    figure.tight_layout()
+    return figure
+
+
+def stickiness_gap(summary: Summary) -> Figure:
+    """Mean and maximum gap to the best achievable stickiness, per strategy and change kind
+    (0 means the strategy kept every pair that balance allowed)."""
+    figure, axes = plt.subplots(figsize=(9, 4.5))
+    strategies = _strategies(summary)
+    changes = sorted(
+        {change for (_, change), metrics in summary.items() if metrics["stickiness_gap"].count}
+    )
+    width = 0.8 / max(len(strategies), 1)
+    for offset, strategy in enumerate(strategies):
+        means, tops = [], []
+        for change in changes:
+            gap = summary.get((strategy, change), {}).get("stickiness_gap")
+            means.append(gap.mean or 0.0 if gap else 0.0)
+            tops.append((gap.max or 0.0) - (gap.mean or 0.0) if gap else 0.0)
+        axes.bar(
+            [index + offset * width for index in range(len(changes))],
+            means,
+            width,
+            yerr=[[0.0] * len(changes), tops],
+            capsize=2,
+            label=strategy,
+        )
+    axes.set_xticks(
+        [index + 0.4 - width / 2 for index in range(len(changes))], changes, rotation=20
+    )
+    axes.set_ylabel("stickiness gap (bar: mean, whisker: max)")
+    axes.set_title("Gap to the best achievable stickiness")
     axes.legend()
     figure.tight_layout()
     return figure
