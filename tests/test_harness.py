@@ -64,6 +64,7 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
         "balance_vs_stickiness.png",
         "assign_time.png",
         "releases.png",
+        "rounds.png",
     ):
         assert (tmp_path / name).exists(), name
     assert (tmp_path / "releases.png").read_bytes().startswith(b"\x89PNG")

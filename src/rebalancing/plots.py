@@ -122,16 +122,28 @@ def assign_time(summary: Summary) -> Figure:
     )
 
 
-def releases(summary: Summary) -> Figure | None:
-    """Quantiles of the protocol releases per protocol strategy; None when there is none."""
-    protocol = [
+def _protocol_strategies(summary: Summary) -> list[str]:
+    return [
         strategy
         for strategy in _strategies(summary)
         if summary[(strategy, ALL_CHANGES)]["releases"].count
     ]
+
+
+def releases(summary: Summary) -> Figure | None:
+    """Quantiles of the protocol releases per protocol strategy; None when there is none."""
+    protocol = _protocol_strategies(summary)
     if not protocol:
         return None
     return _quantile_bars(summary, "releases", protocol, "Protocol releases per rebalance")
+
+
+def rounds(summary: Summary) -> Figure | None:
+    """Quantiles of the protocol rounds (release waves) per protocol strategy, or None."""
+    protocol = _protocol_strategies(summary)
+    if not protocol:
+        return None
+    return _quantile_bars(summary, "rounds", protocol, "Protocol rounds per rebalance")
 
 
 def save_all(summary: Summary, out: Path) -> list[Path]:
@@ -141,6 +153,7 @@ def save_all(summary: Summary, out: Path) -> list[Path]:
         ("balance_vs_stickiness.png", balance_vs_stickiness(summary)),
         ("assign_time.png", assign_time(summary)),
         ("releases.png", releases(summary)),
+        ("rounds.png", rounds(summary)),
     ):
         if figure is None:
             continue
