@@ -41,17 +41,52 @@ class Recorder:
             self.count += 1
 
 
+def _check_log(log: list[tuple[str, Hashable, int]]) -> list[str]:
+    """From a log of ("start" | "end", channel, work) events in the order they happened:
+    per channel, starts and ends alternate (never two items at once) and work increases."""
+    problems: list[str] = []
+    open_item: dict[Hashable, int] = {}
+    last: dict[Hashable, int] = {}
+    for event, channel, work in log:
+        if event == "start":
+            if channel in open_item:
+                problems.append(f"{channel}: {work} started while {open_item[channel]} ran")
+            if work <= last.get(channel, -1):
+                problems.append(f"{channel}: {work} started after {last[channel]}")
+            open_item[channel] = work
+            last[channel] = work
+        elif open_item.pop(channel, None) != work:
+            problems.append(f"{channel}: {work} ended without starting")
+    return problems
+
+
 def test_many_threads_keep_each_channel_exclusive_and_in_order() -> None:
-    recorder = Recorder(pause=0.0001)
+    log: list[tuple[str, Hashable, int]] = []
+    log_lock = threading.Lock()
+
+    def handler(channel: Hashable, work: int) -> None:
+        with log_lock:
+            log.append(("start", channel, work))
+        time.sleep(0.0001)
+        with log_lock:
+            log.append(("end", channel, work))
+
     channels = list(range(40))
-    with ChannelRunner(recorder, workers=8, channels=channels) as runner:
+    with ChannelRunner(handler, workers=8, channels=channels) as runner:
         for sequence in range(200):
             for channel in channels:
                 runner.submit(channel, sequence)
         assert runner.join(timeout=120)
-    assert recorder.violations == []
-    assert recorder.count == runner.processed == 40 * 200
-    assert recorder.last == dict.fromkeys(channels, 199)
+    assert runner.processed == len(log) // 2 == 40 * 200
+    assert _check_log(log) == []
+    assert len(set(log)) == len(log), "no item ran twice"
+
+
+def test_the_log_check_catches_overlap_and_overtaking() -> None:
+    overlapping = [("start", "a", 0), ("start", "a", 1), ("end", "a", 0), ("end", "a", 1)]
+    overtaking = [("start", "a", 1), ("end", "a", 1), ("start", "a", 0), ("end", "a", 0)]
+    assert _check_log(overlapping)
+    assert _check_log(overtaking)
 
 
 def test_a_failing_item_is_reported_and_its_channel_goes_on_in_order() -> None:
