@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import random
 from bisect import insort
+from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from rebalancing.sac.model import (
@@ -93,10 +95,16 @@ def run_rounds(
             start(state, app)
             tally.record("start")
     app_by_start_id = {state.start_id[app]: app for app in state.apps}
+    # An app waiting on or active on every queue has no Subscribe enabled: skip it (counted at
+    # C speed, so a large group that only lost a member does not check |Q| x |A| pairs).
+    waiting_count = Counter(chain.from_iterable(state.waiting.values()))
     for start_id in sorted(app_by_start_id):
+        app = app_by_start_id[start_id]
+        if waiting_count[app] + state.active_count[app] == len(state.queues):
+            continue
         for queue in state.queues:
-            if subscribe_enabled(state, app_by_start_id[start_id], queue):
-                subscribe(state, app_by_start_id[start_id], queue)
+            if subscribe_enabled(state, app, queue):
+                subscribe(state, app, queue)
                 tally.record("subscribe")
     owned = state.owners()  # kept in step: each app's active queues, ascending
     unpromoted = list(state.queues)  # the queues that may lack an active consumer

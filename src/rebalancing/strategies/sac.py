@@ -17,14 +17,12 @@ a cold start costs about |Q| x |A| / 2 releases (the cascade the spec warns of).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
 from rebalancing.contract import ConsumerT, QueueT, prepare
 from rebalancing.sac.model import PositionVariant, SacState
 from rebalancing.sac.schedulers import ProtocolRun, run_rounds
-
-_NOBODY = object()
-"""Stands for 'no active consumer', distinct from every app id."""
 
 
 def protocol_state(
@@ -40,11 +38,12 @@ def protocol_state(
         state.start_id[app] = start_id
     state.next_id = len(existing) + 1
     for queue in group.queues:
+        fifo = OrderedDict.fromkeys(existing)  # waiting in start-id order
         if queue in group.kept_owner:
-            state.active[queue] = group.kept_owner[queue]
-        for app in existing:
-            if state.active.get(queue, _NOBODY) != app:
-                state.waiting[queue][app] = None
+            owner = group.kept_owner[queue]
+            state.active[queue] = owner
+            fifo.pop(owner, None)
+        state.waiting[queue] = fifo
     state.recompute_derived()
     return state
 
