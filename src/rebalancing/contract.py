@@ -58,8 +58,22 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
     """
     if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
         raise TypeError(f"{kind}s must be an iterable of {kind} ids, not {type(ids).__name__}")
+    given = list(ids)  # input order, so that error messages do not depend on hash()
+    try:
+        distinct = len(set(given)) == len(given)  # the common case, at C speed
+    except TypeError:
+        distinct = False
+    if not distinct:
+        _raise_for_first_bad_id(given, kind)
+    try:
+        return sorted(given)
+    except TypeError as error:
+        raise TypeError(_unorderable_message(given, kind, error)) from None
+
+
+def _raise_for_first_bad_id(ids: list[Any], kind: str) -> None:
+    """Raise for the first unhashable or repeated id, in input order."""
     seen: set[Any] = set()
-    distinct: list[Any] = []  # input order, so that error messages do not depend on hash()
     for identifier in ids:
         try:
             is_duplicate = identifier in seen
@@ -70,11 +84,6 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
         if is_duplicate:
             raise ValueError(f"duplicate {kind} id {identifier!r}")
         seen.add(identifier)
-        distinct.append(identifier)
-    try:
-        return sorted(distinct)
-    except TypeError as error:
-        raise TypeError(_unorderable_message(distinct, kind, error)) from None
 
 
 def _unorderable_message(ids: list[Any], kind: str, error: TypeError) -> str:

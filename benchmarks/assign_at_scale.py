@@ -1,0 +1,103 @@
+"""assign() at a million queues: each strategy fresh, after one consumer leaves and after ten
+join, against the floor of merely building a result dict of that size; peak RSS per strategy.
+
+Usage: python benchmarks/assign_at_scale.py [--queues 1000000] [--consumers 2000] [--repeats 5]
+Each strategy runs in its own fresh process, so that its peak RSS is its own. Prints a Markdown
+table of medians (seconds), the ratio to the floor, and the peak RSS in MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+_WORKER = r"""
+import json, resource, statistics, sys, time
+from rebalancing.scores import score
+from rebalancing.strategies import STRATEGIES
+
+name, queue_count, consumer_count, repeats = sys.argv[1], *map(int, sys.argv[2:5])
+assign = STRATEGIES[name]
+queues = list(range(queue_count))
+consumers = [f"consumer-{index:05d}" for index in range(consumer_count)]
+
+
+def median(call, *arguments):
+    timings = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = call(*arguments)
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings), result
+
+
+def floor(queues, consumers):
+    # The least any strategy must do: one list per consumer holding its share of the queues.
+    size = -(-len(queues) // len(consumers))
+    return {consumer: queues[i * size:(i + 1) * size] for i, consumer in enumerate(consumers)}
+
+
+floor_seconds, _ = median(floor, queues, consumers)
+fresh_seconds, balanced = median(assign, queues, consumers, None)
+remaining = consumers[: consumer_count // 2] + consumers[consumer_count // 2 + 1:]
+leave_seconds, after_leave = median(assign, queues, remaining, balanced)
+joined = consumers + [f"joiner-{index:02d}" for index in range(10)]
+join_seconds, after_join = median(assign, queues, joined, balanced)
+leave_scores = score(queues, remaining, balanced, after_leave)
+join_scores = score(queues, joined, balanced, after_join)
+print(json.dumps({
+    "floor": floor_seconds, "fresh": fresh_seconds, "leave": leave_seconds, "join": join_seconds,
+    "leave_spread": leave_scores.spread, "leave_gap": leave_scores.stickiness_gap,
+    "join_spread": join_scores.spread, "join_gap": join_scores.stickiness_gap,
+    "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queues", type=int, default=1_000_000)
+    parser.add_argument("--consumers", type=int, default=2_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--strategies", default="averagely,round_robin,sticky")
+    options = parser.parse_args()
+    print(
+        f"{options.queues:,} queues x {options.consumers:,} consumers; medians of "
+        f"{options.repeats}; {os.cpu_count()} cores; one process per strategy\n"
+    )
+    print(
+        "| strategy | floor s | fresh s | fresh / floor | one leaves s | spread, gap | "
+        "ten join s | spread, gap | peak RSS MiB |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in options.strategies.split(","):
+        completed = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _WORKER,
+                name,
+                str(options.queues),
+                str(options.consumers),
+                str(options.repeats),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        result = json.loads(completed.stdout)
+        print(
+            f"| {name} | {result['floor']:.3f} | {result['fresh']:.3f} "
+            f"| {result['fresh'] / result['floor']:.2f}x | {result['leave']:.3f} "
+            f"| {result['leave_spread']}, {result['leave_gap']:.4f} | {result['join']:.3f} "
+            f"| {result['join_spread']}, {result['join_gap']:.4f} "
+            f"| {result['peak_rss_mib']:,.0f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
