@@ -28,6 +28,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000x10,10000x100,100000x100,100000x1000")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--strategies",
+        default="averagely,round_robin,sticky",
+        help="the protocol strategies (sac) are far slower: see benchmarks/sac_leave.py",
+    )
     options = parser.parse_args()
     print(f"cores: {os.cpu_count()}, repeats: {options.repeats} (medians, milliseconds)\n")
     print("| strategy | queues | consumers | fresh assign ms | one consumer leaves ms |")
@@ -36,7 +41,8 @@ def main() -> None:
         queue_count, consumer_count = (int(part) for part in size.split("x"))
         queues = list(range(queue_count))
         consumers = [f"consumer-{index:05d}" for index in range(consumer_count)]
-        for name, assign in STRATEGIES.items():
+        for name in options.strategies.split(","):
+            assign = STRATEGIES[name]
             previous = assign(queues, consumers, None)
             remaining = consumers[: consumer_count // 2] + consumers[consumer_count // 2 + 1 :]
             fresh = median_seconds(options.repeats, assign, queues, consumers, None)
