@@ -72,8 +72,9 @@ def stickiness_gap(summary: Summary) -> Figure:
         means, tops = [], []
         for change in changes:
             gap = summary.get((strategy, change), {}).get("stickiness_gap")
-            means.append(gap.mean or 0.0 if gap else 0.0)
-            tops.append((gap.max or 0.0) - (gap.mean or 0.0) if gap else 0.0)
+            mean = (gap.mean or 0.0) if gap else 0.0
+            means.append(mean)
+            tops.append(((gap.max or 0.0) - mean) if gap else 0.0)
         axes.bar(
             [index + offset * width for index in range(len(changes))],
             means,

@@ -75,9 +75,8 @@ def _score_partition(
     )
 
 
-def score_rows(spark: SparkSession, options: HarnessOptions) -> DataFrame:
-    """One row per (scenario, step, strategy), computed in the partitions."""
-    partitions = options.partitions or 2 * spark.sparkContext.defaultParallelism
+def score_rows(spark: SparkSession, options: HarnessOptions, partitions: int) -> DataFrame:
+    """One row per (scenario, step, strategy), computed in `partitions` partitions."""
     indices = spark.range(0, options.scenarios, numPartitions=partitions)
     scorer = functools.partial(
         _score_partition,
@@ -132,7 +131,8 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
     session = spark or build_session(options)
     master = session.sparkContext.master
     ship_package(session)
-    rows = score_rows(session, options)
+    partitions = options.partitions or 2 * session.sparkContext.defaultParallelism
+    rows = score_rows(session, options, partitions)
     out = options.out.resolve()
     if options.raw:
         rows.write.mode("overwrite").parquet(str(out / "rows.parquet"))
@@ -152,7 +152,7 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
         "consumer_range": options.settings.consumer_range,
         "change_count_range": options.settings.change_count_range,
         "change_weights": dict(options.settings.change_weights),
-        "partitions": rows.rdd.getNumPartitions() if not options.raw else options.partitions,
+        "partitions": partitions,
         "master": master,
         "percentiles": "exact" if exact else "approximate (percentile_approx, accuracy 100000)",
         "raw_rows": options.raw,
