@@ -96,6 +96,15 @@ def check_accepts_any_iterables(assign: AssignFunction) -> None:
         if case.previous is not None:
             previous = {owner: iter(owned) for owner, owned in case.previous.items()}
         assert assign(iter(case.queues), tuple(case.consumers), previous) == expected
+        # A set, a dict's keys and a range are distinct by construction: the fast path.
+        generators = None
+        if case.previous is not None:
+            generators = {
+                owner: (queue for queue in owned) for owner, owned in case.previous.items()
+            }
+        assert (
+            assign(set(case.queues), dict.fromkeys(case.consumers).keys(), generators) == expected
+        )
 
     run()
 
@@ -130,6 +139,12 @@ def check_rejects_queue_owned_twice(assign: AssignFunction) -> None:
         assign(["q1", "q3"], ["c1", "c2"], {"c1": ["q3", "q3"]})
 
 
+def check_rejects_queue_owned_twice_in_generators(assign: AssignFunction) -> None:
+    previous = {"c1": (queue for queue in ["q1"]), "c2": (queue for queue in ["q2", "q1"])}
+    with pytest.raises(ValueError, match="queue 'q1' is owned by both 'c1' and 'c2' in previous"):
+        assign(["q1", "q2"], ["c1", "c2"], previous)
+
+
 def check_rejects_unorderable_ids(assign: AssignFunction) -> None:
     with pytest.raises(
         TypeError, match=r"queue ids cannot be ordered together: .*\(int\).*\(str\)"
@@ -144,6 +159,8 @@ def check_rejects_unhashable_ids(assign: AssignFunction) -> None:
         assign([["q1"]], ["c1"])
     with pytest.raises(TypeError, match=r"consumer id \{\} is not hashable"):
         assign(["q1"], [{}])
+    with pytest.raises(TypeError, match=r"queue id \['q1'\] in previous\['c1'\] is not hashable"):
+        assign(["q1"], ["c1"], {"c1": [["q1"]]})
 
 
 def check_rejects_malformed_previous(assign: AssignFunction) -> None:
@@ -206,6 +223,7 @@ CHECKS: list[Callable[[AssignFunction], None]] = [
     check_rejects_duplicate_queue,
     check_rejects_duplicate_consumer,
     check_rejects_queue_owned_twice,
+    check_rejects_queue_owned_twice_in_generators,
     check_rejects_unorderable_ids,
     check_rejects_unhashable_ids,
     check_rejects_malformed_previous,

@@ -9,9 +9,10 @@ Runtime complexity: O(|Q| log |Q| + |C| log |C| + size of previous).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Set
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from itertools import repeat
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 
 class Id(Hashable, Protocol):
@@ -54,17 +55,20 @@ class Group(Generic[QueueT, ConsumerT]):
 def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
     """Sort `ids`, raising ValueError on a duplicate and TypeError on unusable ids.
 
-    `kind` ("queue" or "consumer") names the ids in error messages.
+    `kind` ("queue" or "consumer") names the ids in error messages. Ids given as a set (any
+    `collections.abc.Set`, such as a dict's keys) or a range are distinct and hashable by
+    construction, so only their order is checked: the duplicate check costs more than a sort.
     """
     if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
         raise TypeError(f"{kind}s must be an iterable of {kind} ids, not {type(ids).__name__}")
     given = list(ids)  # input order, so that error messages do not depend on hash()
-    try:
-        distinct = len(set(given)) == len(given)  # the common case, at C speed
-    except TypeError:
-        distinct = False
-    if not distinct:
-        _raise_for_first_bad_id(given, kind)
+    if not isinstance(ids, Set | range):
+        try:
+            distinct = len(set(given)) == len(given)  # the common case, at C speed
+        except TypeError:
+            distinct = False
+        if not distinct:
+            _raise_for_first_bad_id(given, kind)
     try:
         return sorted(given)
     except TypeError as error:
@@ -117,12 +121,29 @@ def previous_owners(
             f"not {type(previous).__name__}"
         )
     owner: dict[QueueT, ConsumerT] = {}
+    read: list[tuple[ConsumerT, Iterable[QueueT]]] = []
     for consumer, owned in previous.items():
         if isinstance(owned, str | bytes) or not isinstance(owned, Iterable):
             raise TypeError(
                 f"previous[{consumer!r}] must be an iterable of queue ids, "
                 f"not {type(owned).__name__}"
             )
+        owned_queues = owned if isinstance(owned, list | tuple) else list(owned)
+        read.append((consumer, owned_queues))
+        expected_size = len(owner) + len(owned_queues)
+        try:
+            owner.update(zip(owned_queues, repeat(consumer)))  # the common case, at C speed
+        except TypeError:
+            expected_size = -1
+        if len(owner) != expected_size:
+            _raise_for_first_bad_owner(read)  # the culprit is among the queues read so far
+    return owner
+
+
+def _raise_for_first_bad_owner(read: list[tuple[Any, Iterable[Any]]]) -> NoReturn:
+    """Raise for the first unhashable or twice-owned queue of `read`, in input order."""
+    owner: dict[Any, Any] = {}
+    for consumer, owned in read:
         for queue in owned:
             try:
                 earlier = owner.get(queue)
@@ -139,7 +160,7 @@ def previous_owners(
                     f"queue {queue!r} is owned by both {earlier!r} and {consumer!r} in previous"
                 )
             owner[queue] = consumer
-    return owner
+    raise RuntimeError("previous did not invert, yet no queue in it is unhashable or repeated")
 
 
 def prepare(
@@ -151,6 +172,8 @@ def prepare(
     sorted_queues: list[QueueT] = sorted_distinct_ids(queues, "queue")
     sorted_consumers: list[ConsumerT] = sorted_distinct_ids(consumers, "consumer")
     owner = previous_owners(previous)
+    if not owner:
+        return Group(sorted_queues, sorted_consumers, {})
     present_queues = set(sorted_queues)
     present_consumers = set(sorted_consumers)
     kept_owner = {

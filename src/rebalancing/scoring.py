@@ -106,7 +106,7 @@ def score_scenario(
                 protocol_steps=run.steps if run else None,
                 rounds=run.rounds if run else None,
                 converged=run.converged if run else None,
-                **asdict(scores),
+                **vars(scores),  # its fields, without the deep copy asdict makes
             )
 
 
