@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Set
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import repeat
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
@@ -43,13 +44,29 @@ class AssignFunction(Protocol):
 class Group(Generic[QueueT, ConsumerT]):
     """Validated inputs of one rebalance.
 
-    `queues` and `consumers` are sorted and distinct; `kept_owner` maps each queue that still
-    exists to its previous consumer when that consumer is still in the group.
+    `queues` and `consumers` are sorted and distinct; `previous_owner` is the checked inversion
+    of `previous` (queue -> consumer), departed queues and consumers included.
     """
 
     queues: list[QueueT]
     consumers: list[ConsumerT]
-    kept_owner: dict[QueueT, ConsumerT]
+    previous_owner: dict[QueueT, ConsumerT]
+
+    @cached_property
+    def kept_owner(self) -> dict[QueueT, ConsumerT]:
+        """Each queue that still exists -> its previous consumer, if that one is still here.
+
+        Computed on first use: strategies that ignore `previous` never pay for it.
+        """
+        if not self.previous_owner:
+            return {}
+        present_queues = set(self.queues)
+        present_consumers = set(self.consumers)
+        return {
+            queue: consumer
+            for queue, consumer in self.previous_owner.items()
+            if queue in present_queues and consumer in present_consumers
+        }
 
 
 def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
@@ -70,9 +87,10 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
         if not distinct:
             _raise_for_first_bad_id(given, kind)
     try:
-        return sorted(given)
+        given.sort()  # in place: `given` is our own copy
     except TypeError as error:
         raise TypeError(_unorderable_message(given, kind, error)) from None
+    return given
 
 
 def _raise_for_first_bad_id(ids: list[Any], kind: str) -> None:
@@ -171,17 +189,7 @@ def prepare(
     """Check and normalise the inputs of `assign` (see the module docstring)."""
     sorted_queues: list[QueueT] = sorted_distinct_ids(queues, "queue")
     sorted_consumers: list[ConsumerT] = sorted_distinct_ids(consumers, "consumer")
-    owner = previous_owners(previous)
-    if not owner:
-        return Group(sorted_queues, sorted_consumers, {})
-    present_queues = set(sorted_queues)
-    present_consumers = set(sorted_consumers)
-    kept_owner = {
-        queue: consumer
-        for queue, consumer in owner.items()
-        if queue in present_queues and consumer in present_consumers
-    }
-    return Group(sorted_queues, sorted_consumers, kept_owner)
+    return Group(sorted_queues, sorted_consumers, previous_owners(previous))
 
 
 def empty_plan(consumers: list[ConsumerT]) -> dict[ConsumerT, list[QueueT]]:
