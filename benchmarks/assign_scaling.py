@@ -47,6 +47,15 @@ def plot(
     for label, points in timings.items():
         axes.plot(*zip(*points, strict=True), marker="o", label=label)
     axes.plot(*zip(*floor_timings, strict=True), "k--", label="floor: build the result dict")
+    slowest = max(timings.values(), key=lambda points: points[-1][1])
+    (first_size, first_seconds), last_size = slowest[0], slowest[-1][0]
+    axes.plot(
+        [first_size, last_size],
+        [first_seconds * 2, first_seconds * 2 * last_size / first_size],
+        ":",
+        color="grey",
+        label="linear growth (slope 1), for reference",
+    )
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("queues (consumers = queues / 500)")

@@ -24,7 +24,7 @@ from rebalancing.summary import summarise
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is part of the dev extra")
 from pyspark.sql import SparkSession  # noqa: E402
 
-from rebalancing.harness.job import run  # noqa: E402
+from rebalancing.harness.job import default_partitions, run  # noqa: E402
 
 SMALL = ["--queues", "1:120", "--consumers", "1:24", "--changes", "1:4"]
 TIMINGS = ("assign_micros",)
@@ -124,6 +124,13 @@ def test_aggregates_do_not_depend_on_the_partitioning(spark: SparkSession, tmp_p
             ]
         )
     assert results[0] == results[1]
+
+
+def test_big_runs_get_partitions_of_at_most_ten_thousand_scenarios() -> None:
+    assert default_partitions(300, parallelism=2) == 4
+    assert default_partitions(100_000, parallelism=2) == 10
+    assert default_partitions(1_000_001, parallelism=2) == 101
+    assert default_partitions(1_000_000, parallelism=64) == 128
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,10 @@ from rebalancing.harness.reports import write_reports
 from rebalancing.scenarios import ScenarioSettings
 from rebalancing.summary import ALL_CHANGES, METRICS
 
+SCENARIOS_PER_PARTITION = 10_000
+"""Default partition size: a task of about a minute, so a long run's progress bar moves and a
+slow task does not hold the last core idle for long."""
+
 EXACT_PERCENTILES_UP_TO = 200_000
 """Above this many scenarios, percentiles are approximate (percentile_approx, accuracy 10^5):
 exact ones hold every value of a group in one task's memory."""
@@ -73,6 +77,11 @@ def _score_partition(
     yield from score_index_batches(
         index_batches, base_seed, strategy_names, settings, scenarios_per_batch
     )
+
+
+def default_partitions(scenarios: int, parallelism: int) -> int:
+    """Twice the cores, or more for big runs: at most SCENARIOS_PER_PARTITION per partition."""
+    return max(2 * parallelism, -(-scenarios // SCENARIOS_PER_PARTITION))
 
 
 def score_rows(spark: SparkSession, options: HarnessOptions, partitions: int) -> DataFrame:
@@ -131,7 +140,9 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
     session = spark or build_session(options)
     master = session.sparkContext.master
     ship_package(session)
-    partitions = options.partitions or 2 * session.sparkContext.defaultParallelism
+    partitions = options.partitions or default_partitions(
+        options.scenarios, session.sparkContext.defaultParallelism
+    )
     rows = score_rows(session, options, partitions)
     out = options.out.resolve()
     if options.raw:

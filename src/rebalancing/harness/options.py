@@ -20,7 +20,7 @@ class HarnessOptions:
     scenarios: int = 1000
     seed: int = 1
     strategies: tuple[str, ...] = tuple(STRATEGIES)
-    partitions: int | None = None  # None: twice Spark's default parallelism
+    partitions: int | None = None  # None: job.default_partitions
     master: str | None = None  # None: spark-submit's, or local[*] when run embedded
     out: Path = Path("out/harness")
     raw: bool = False
@@ -86,7 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=",".join(STRATEGIES),
         help=f"comma-separated strategy names (default: all of {', '.join(STRATEGIES)})",
     )
-    parser.add_argument("--partitions", type=int, help="Spark partitions of the scenario range")
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        help="Spark partitions of the scenario range (default: twice the cores, "
+        "and at most 10,000 scenarios per partition)",
+    )
     parser.add_argument("--master", help="Spark master URL (default: local[*] when embedded)")
     parser.add_argument("--out", default="out/harness", help="output directory")
     parser.add_argument("--raw", action="store_true", help="also write every score row (Parquet)")
