@@ -3,11 +3,13 @@ resident memory of `python -m rebalancing.harness` at several scenario counts.
 
 Usage: python benchmarks/harness_memory.py [--scenarios 2000,20000,100000]
        [--strategies averagely,round_robin,sticky] [--master local[2]] [--keep DIR]
+       [--queues LOW:HIGH] [--consumers LOW:HIGH]
 
 Each count is one run of the harness in a fresh process tree (driver, its JVM, the Python
 workers). The tree is sampled every half second from /proc (Linux only): the peak of the sum of
 every process's resident set, the peak of the JVM alone, and the peak of the largest Python
 worker. Prints a Markdown table; throughput is the job's own figure from run.json.
+`--queues` and `--consumers` are handed to the harness (its defaults when left out).
 """
 
 from __future__ import annotations
@@ -54,15 +56,18 @@ def resident_mib(pid: int) -> tuple[float, str]:
     return pages * PAGE_KIB / 1024, name
 
 
-def measure(count: int, strategies: str, master: str, keep: str | None) -> dict[str, float]:
+def measure(
+    count: int, strategies: str, master: str, keep: str | None, group_sizes: list[str]
+) -> dict[str, float]:
     """Run the harness on `count` scenarios; its wall time, throughput and memory peaks.
 
-    The job's outputs go to `keep`/<count> when `keep` is given, else to a temporary folder.
+    The job's outputs go to `keep`/<count> when `keep` is given, else to a temporary folder;
+    `group_sizes` are extra harness flags (--queues, --consumers).
     """
     with tempfile.TemporaryDirectory() as scratch:
         out = str(Path(keep) / str(count)) if keep else scratch
         command = [sys.executable, "-m", "rebalancing.harness", "--scenarios", str(count)]
-        command += ["--strategies", strategies, "--master", master, "--out", out]
+        command += ["--strategies", strategies, "--master", master, "--out", out, *group_sizes]
         started = time.perf_counter()
         job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         peak_tree = peak_jvm = peak_python = 0.0
@@ -94,15 +99,22 @@ def main() -> None:
     parser.add_argument("--strategies", default="averagely,round_robin,sticky")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--keep", help="keep each run's outputs in KEEP/<scenarios>")
+    parser.add_argument("--queues", help="queue count range LOW:HIGH, handed to the harness")
+    parser.add_argument("--consumers", help="consumer count range LOW:HIGH, handed to the harness")
     options = parser.parse_args()
-    print(f"{options.strategies} on {options.master}; {os.cpu_count()} cores\n")
+    group_sizes = []
+    for flag in ("queues", "consumers"):
+        if getattr(options, flag):
+            group_sizes += [f"--{flag}", getattr(options, flag)]
+    described = " ".join(group_sizes) or "default group sizes"
+    print(f"{options.strategies} on {options.master}, {described}; {os.cpu_count()} cores\n")
     print(
         "| scenarios | process wall s | job s | scenarios/s | peak RSS, whole tree MiB | "
         "JVM MiB | largest Python process MiB |"
     )
     print("|---|---|---|---|---|---|---|")
     for count in map(int, options.scenarios.split(",")):
-        result = measure(count, options.strategies, options.master, options.keep)
+        result = measure(count, options.strategies, options.master, options.keep, group_sizes)
         print(
             f"| {count:,} | {result['wall']:.0f} | {result['job_seconds']:.0f} | "
             f"{result['per_second']:.0f} | {result['tree']:.0f} | {result['jvm']:.0f} | "

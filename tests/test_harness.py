@@ -24,7 +24,7 @@ from rebalancing.summary import summarise
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is part of the dev extra")
 from pyspark.sql import SparkSession  # noqa: E402
 
-from rebalancing.harness.job import default_partitions, run  # noqa: E402
+from rebalancing.harness.job import aggregate, default_partitions, run, score_rows  # noqa: E402
 
 SMALL = ["--queues", "1:120", "--consumers", "1:24", "--changes", "1:4"]
 TIMINGS = ("assign_micros",)
@@ -124,6 +124,21 @@ def test_aggregates_do_not_depend_on_the_partitioning(spark: SparkSession, tmp_p
             ]
         )
     assert results[0] == results[1]
+
+
+def test_aggregates_are_computed_once_and_written_sorted(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    options = parse_options(["--scenarios", "20", "--out", str(tmp_path), *SMALL])
+    plan = aggregate(score_rows(spark, options, partitions=3), exact_percentiles=True)
+    # A global sort would add a range exchange, whose sampling job computes every aggregate twice.
+    assert "rangepartitioning" not in plan._jdf.queryExecution().executedPlan().toString().lower()
+    run(options, spark)
+    files = list((tmp_path / "aggregates.parquet").glob("*.parquet"))
+    assert len(files) == 1
+    keys = [(row["strategy"], row["change"]) for row in pq.read_table(files[0]).to_pylist()]
+    assert keys == sorted(keys)
+    assert len(keys) == len(set(keys)) > len(STRATEGIES)
 
 
 def test_big_runs_get_partitions_of_at_most_ten_thousand_scenarios() -> None:

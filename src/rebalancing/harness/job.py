@@ -131,7 +131,9 @@ def aggregate(rows: DataFrame, exact_percentiles: bool) -> DataFrame:
         for position, name in enumerate(("p50", "p95", "p99")):
             selected.append(F.col(f"{metric}_quantiles")[position].alias(f"{metric}_{name}"))
         selected.append(F.col(f"{metric}_max"))
-    return grouped.select(*selected).orderBy("strategy", "change")
+    # A few dozen rows: one partition sorted in place. A global orderBy would first run a sampling
+    # job for its range boundaries, computing every percentile a second time.
+    return grouped.select(*selected).repartition(1).sortWithinPartitions("strategy", "change")
 
 
 def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
