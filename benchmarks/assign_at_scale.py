@@ -13,9 +13,13 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 _WORKER = r"""
-import json, resource, statistics, sys, time
+import json, resource, sys
+from functools import partial
+
+from shared import floor, timed
 from rebalancing.scores import score
 from rebalancing.strategies import STRATEGIES
 
@@ -23,33 +27,15 @@ name, queue_count, consumer_count, repeats = sys.argv[1], *map(int, sys.argv[2:5
 assign = STRATEGIES[name]
 queues = list(range(queue_count))
 consumers = [f"consumer-{index:05d}" for index in range(consumer_count)]
-
-
-def median(call, *arguments):
-    timings, result = [], None
-    for _ in range(repeats):
-        result = None  # free the previous result before the clock starts, not inside the timing
-        started = time.perf_counter()
-        result = call(*arguments)
-        timings.append(time.perf_counter() - started)
-    return statistics.median(timings), result
-
-
-def floor(queues, consumers):
-    # The least any strategy must do: one list per consumer holding its share of the queues.
-    size = -(-len(queues) // len(consumers))
-    return {consumer: queues[i * size:(i + 1) * size] for i, consumer in enumerate(consumers)}
-
-
-floor_seconds, _ = median(floor, queues, consumers)
-fresh_seconds, balanced = median(assign, queues, consumers, None)
+floor_seconds, _, _ = timed(partial(floor, queues, consumers), repeats)
+fresh_seconds, _, balanced = timed(partial(assign, queues, consumers, None), repeats)
 # The queues as a set, as Kafka's metadata hands them: distinct by construction, so unchecked.
 queue_set = set(queues)
-fresh_set_seconds, _ = median(assign, queue_set, consumers, None)
+fresh_set_seconds, _, _ = timed(partial(assign, queue_set, consumers, None), repeats)
 remaining = consumers[: consumer_count // 2] + consumers[consumer_count // 2 + 1:]
-leave_seconds, after_leave = median(assign, queues, remaining, balanced)
+leave_seconds, _, after_leave = timed(partial(assign, queues, remaining, balanced), repeats)
 joined = consumers + [f"joiner-{index:02d}" for index in range(10)]
-join_seconds, after_join = median(assign, queues, joined, balanced)
+join_seconds, _, after_join = timed(partial(assign, queues, joined, balanced), repeats)
 leave_scores = score(queues, remaining, balanced, after_leave)
 join_scores = score(queues, joined, balanced, after_join)
 print(json.dumps({
@@ -93,6 +79,7 @@ def main() -> None:
             capture_output=True,
             text=True,
             check=True,
+            cwd=Path(__file__).parent,  # the worker imports shared.py from here
         )
         result = json.loads(completed.stdout)
         print(

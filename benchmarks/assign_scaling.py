@@ -12,27 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
-from collections.abc import Callable
+from functools import partial
 
 from rebalancing.strategies import STRATEGIES
-
-
-def median_seconds(repeats: int, call: Callable[..., object], *arguments: object) -> float:
-    timings = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = call(*arguments)
-        timings.append(time.perf_counter() - started)
-        del result  # freed after the clock stops: the timing is the call alone
-    return statistics.median(timings)
-
-
-def floor(queues: list[int], consumers: list[str]) -> dict[str, list[int]]:
-    """The least any strategy must do: one list per consumer holding its share of the queues."""
-    size = -(-len(queues) // len(consumers))
-    return {consumer: queues[i * size : (i + 1) * size] for i, consumer in enumerate(consumers)}
+from shared import floor, timed
 
 
 def plot(
@@ -88,14 +71,14 @@ def main() -> None:
         queue_count, consumer_count = (int(part) for part in size.split("x"))
         queues = list(range(queue_count))
         consumers = [f"consumer-{index:05d}" for index in range(consumer_count)]
-        floor_seconds = median_seconds(options.repeats, floor, queues, consumers)
+        floor_seconds, _, _ = timed(partial(floor, queues, consumers), options.repeats)
         floor_timings.append((queue_count, floor_seconds))
         for name in options.strategies.split(","):
             assign = STRATEGIES[name]
             previous = assign(queues, consumers, None)
             remaining = consumers[: consumer_count // 2] + consumers[consumer_count // 2 + 1 :]
-            fresh = median_seconds(options.repeats, assign, queues, consumers, None)
-            leave = median_seconds(options.repeats, assign, queues, remaining, previous)
+            fresh, _, _ = timed(partial(assign, queues, consumers, None), options.repeats)
+            leave, _, _ = timed(partial(assign, queues, remaining, previous), options.repeats)
             timings.setdefault(f"{name}, fresh", []).append((queue_count, fresh))
             timings.setdefault(f"{name}, one leaves", []).append((queue_count, leave))
             print(

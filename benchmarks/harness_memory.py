@@ -8,7 +8,8 @@ Usage: python benchmarks/harness_memory.py [--scenarios 2000,20000,100000]
 Each count is one run of the harness in a fresh process tree (driver, its JVM, the Python
 workers). The tree is sampled every half second from /proc (Linux only): the peak of the sum of
 every process's resident set, the peak of the JVM alone, and the peak of the largest Python
-worker. Prints a Markdown table; throughput is the job's own figure from run.json.
+process (the driver or a worker). Prints a Markdown table; throughput is the job's own figure
+from run.json.
 `--queues` and `--consumers` are handed to the harness (its defaults when left out).
 """
 

@@ -7,11 +7,11 @@ Prints a Markdown table: median wall time, releases, rounds, steps, convergence,
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+from functools import partial
 
 from rebalancing.sac.model import POSITION_VARIANTS
 from rebalancing.strategies import sac, sticky
+from shared import timed
 
 
 def main() -> None:
@@ -31,15 +31,12 @@ def main() -> None:
     print("| Position | seconds | releases | rounds | steps | converged | spread |")
     print("|---|---|---|---|---|---|---|")
     for variant in POSITION_VARIANTS:
-        timings, runs = [], []
-        for _ in range(options.repeats):
-            started = time.perf_counter()
-            runs.append(sac.run(queues, remaining, previous, variant))  # kept: freed untimed
-            timings.append(time.perf_counter() - started)
-        run = runs[-1]
+        seconds, _, run = timed(
+            partial(sac.run, queues, remaining, previous, variant), options.repeats
+        )
         counts = [len(owned) for owned in run.owners.values()]
         print(
-            f"| {variant} | {statistics.median(timings):.3f} | {run.releases:,} | {run.rounds:,} "
+            f"| {variant} | {seconds:.3f} | {run.releases:,} | {run.rounds:,} "
             f"| {run.steps:,} | {run.converged} | {max(counts) - min(counts)} |"
         )
 

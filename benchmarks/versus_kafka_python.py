@@ -28,6 +28,7 @@ import os
 import platform
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 PAIRS = (("range", "averagely"), ("roundrobin", "round_robin"), ("sticky", "sticky"))
@@ -36,7 +37,9 @@ PAIRS = (("range", "averagely"), ("roundrobin", "round_robin"), ("sticky", "stic
 CASES = ("fresh", "one leaves")
 
 _WORKER = r"""
-import json, statistics, sys, time
+import json, sys
+
+from shared import timed
 
 from rebalancing.scores import score
 from rebalancing.strategies import STRATEGIES
@@ -54,19 +57,8 @@ else:
     previous = balanced
 
 
-def timed(call):
-    timings, spent, result = [], 0.0, None
-    while len(timings) < repeats and spent < 60.0:
-        result = None  # free the previous result before the clock starts, not inside the timing
-        started = time.perf_counter()
-        result = call()
-        timings.append(time.perf_counter() - started)
-        spent += timings[-1]
-    return statistics.median(timings), len(timings), result
-
-
 if side == "ours":
-    seconds, calls, plan = timed(lambda: STRATEGIES[name](queues, group, previous))
+    seconds, calls, plan = timed(lambda: STRATEGIES[name](queues, group, previous), repeats, 60.0)
 else:
     from kafka.coordinator.assignors.range import RangePartitionAssignor
     from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
@@ -98,7 +90,7 @@ else:
 
     members = [member(consumer) for consumer in group]
     leader = assignor_class()
-    seconds, calls, answer = timed(lambda: leader.assign(Cluster(), members))
+    seconds, calls, answer = timed(lambda: leader.assign(Cluster(), members), repeats, 60.0)
     plan = {
         consumer: [
             partition
@@ -127,7 +119,12 @@ def measure(
     command += [str(queue_count), str(consumer_count), str(repeats)]
     try:
         completed = subprocess.run(
-            command, capture_output=True, text=True, timeout=timeout, check=True
+            command,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+            cwd=Path(__file__).parent,  # the worker imports shared.py from here
         )
     except subprocess.TimeoutExpired:
         return None
