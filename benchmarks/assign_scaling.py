@@ -3,7 +3,8 @@ beside the floor of merely building a result dict of that size.
 
 Usage: python benchmarks/assign_scaling.py [--sizes 1000x10,10000x100,...] [--repeats 5]
        [--plot benchmarks/results/assign_scaling.png]
-Prints a Markdown table (medians of --repeats runs; the machines are shared, so read ratios);
+Prints a Markdown table (medians of --repeats runs, each after one untimed call; the machines
+are shared, so read ratios);
 with --plot, also draws time against queue count on log-log axes, where a straight line of
 slope 1 is linear growth and slope 2 would be quadratic.
 """
@@ -71,19 +72,25 @@ def main() -> None:
         queue_count, consumer_count = (int(part) for part in size.split("x"))
         queues = list(range(queue_count))
         consumers = [f"consumer-{index:05d}" for index in range(consumer_count)]
-        floor_seconds, _, _ = timed(partial(floor, queues, consumers), options.repeats)
+        floor_seconds, _, _ = timed(
+            partial(floor, queues, consumers), options.repeats, warm_up=True
+        )
         floor_timings.append((queue_count, floor_seconds))
         for name in options.strategies.split(","):
             assign = STRATEGIES[name]
             previous = assign(queues, consumers, None)
             remaining = consumers[: consumer_count // 2] + consumers[consumer_count // 2 + 1 :]
-            fresh, _, _ = timed(partial(assign, queues, consumers, None), options.repeats)
-            leave, _, _ = timed(partial(assign, queues, remaining, previous), options.repeats)
+            fresh, _, _ = timed(
+                partial(assign, queues, consumers, None), options.repeats, warm_up=True
+            )
+            leave, _, _ = timed(
+                partial(assign, queues, remaining, previous), options.repeats, warm_up=True
+            )
             timings.setdefault(f"{name}, fresh", []).append((queue_count, fresh))
             timings.setdefault(f"{name}, one leaves", []).append((queue_count, leave))
             print(
                 f"| {name} | {queue_count:,} | {consumer_count:,} "
-                f"| {fresh * 1000:,.1f} | {leave * 1000:,.1f} | {floor_seconds * 1000:,.1f} |",
+                f"| {fresh * 1000:,.1f} | {leave * 1000:,.1f} | {floor_seconds * 1000:,.2f} |",
                 flush=True,
             )
     if options.plot:

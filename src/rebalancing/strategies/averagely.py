@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from rebalancing.contract import ConsumerT, QueueT, prepare
+from rebalancing.contract import ConsumerT, QueueT, empty_plan, prepare
 
 
 def assign(
@@ -20,11 +20,11 @@ def assign(
     """Give consumer i of n the i-th contiguous block of the sorted queues."""
     group = prepare(queues, consumers, previous)
     queue_count, consumer_count = len(group.queues), len(group.consumers)
-    plan: dict[ConsumerT, list[QueueT]] = {}
+    plan: dict[ConsumerT, list[QueueT]] = empty_plan(group.consumers)
     if consumer_count == 0:
         return plan
     remainder = queue_count % consumer_count
-    for index, consumer in enumerate(group.consumers):
+    for index, owned in enumerate(plan.values()):
         # The formula of RocketMQ's AllocateMessageQueueAveragely, term for term.
         if queue_count <= consumer_count:
             block_size = 1
@@ -33,5 +33,5 @@ def assign(
         else:
             block_size = queue_count // consumer_count
         start = index * block_size if index < remainder else index * block_size + remainder
-        plan[consumer] = group.queues[start : start + block_size]
+        owned.extend(group.queues[start : start + block_size])
     return plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from rebalancing.contract import ConsumerT, QueueT, prepare
+from rebalancing.contract import ConsumerT, QueueT, empty_plan, prepare
 
 
 def assign(
@@ -19,8 +19,7 @@ def assign(
 ) -> dict[ConsumerT, list[QueueT]]:
     """Give sorted queue k to sorted consumer k mod n."""
     group = prepare(queues, consumers, previous)
-    consumer_count = len(group.consumers)
-    return {
-        consumer: group.queues[index::consumer_count]
-        for index, consumer in enumerate(group.consumers)
-    }
+    plan: dict[ConsumerT, list[QueueT]] = empty_plan(group.consumers)
+    for index, owned in enumerate(plan.values()):
+        owned.extend(group.queues[index :: len(plan)])
+    return plan
