@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar, cast
 
+from rebalancing.contract import ConsumerT, QueueT, empty_plan
+
 Result = TypeVar("Result")
-Item = TypeVar("Item")
-Key = TypeVar("Key", bound=Hashable)
 
 
 def timed(
@@ -43,14 +43,14 @@ def timed(
     return statistics.median(timings), len(timings), cast(Result, result)
 
 
-def floor(queues: Sequence[Item], consumers: Sequence[Key]) -> dict[Key, list[Item]]:
+def floor(queues: Sequence[QueueT], consumers: list[ConsumerT]) -> dict[ConsumerT, list[QueueT]]:
     """The least any strategy must do: one list per consumer holding its share of the queues.
 
-    Built the fastest way we measured: lists made empty, then filled with contiguous slices
-    (see rebalancing.contract.empty_plan; storing the slices themselves takes twice as long).
+    Built the fastest way we measured, the strategies' own: lists from `empty_plan`, then filled
+    with contiguous slices (at a million queues 4-6 ms, where storing the slices took 10-11 ms).
     """
     size = -(-len(queues) // len(consumers))
-    plan: dict[Key, list[Item]] = {consumer: [] for consumer in consumers}
+    plan: dict[ConsumerT, list[QueueT]] = empty_plan(consumers)
     for index, owned in enumerate(plan.values()):
         owned.extend(queues[index * size : (index + 1) * size])
     return plan
