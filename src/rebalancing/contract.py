@@ -198,6 +198,6 @@ def empty_plan(consumers: list[ConsumerT]) -> dict[ConsumerT, list[QueueT]]:
     Strategies fill these lists (`extend`) rather than store new slices: Python's cyclic garbage
     collector runs every few hundred new containers and scans the young ones, and lists made
     empty are cheap to scan, where fresh slices would have it read every queue reference (at a
-    million queues x 2,000 consumers, measured: 4-6 ms to build the plan instead of 10-11 ms).
+    million queues x 2,000 consumers, measured: 4-8 ms to build the plan instead of 10-12 ms).
     """
     return {consumer: [] for consumer in consumers}
