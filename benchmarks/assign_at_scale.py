@@ -22,11 +22,11 @@ from functools import partial
 
 from shared import floor, timed
 from rebalancing.contract import prepare
-from rebalancing.scores import score
+from rebalancing.evaluation.scores import score
 from rebalancing.strategies import STRATEGIES
 
 name, queue_count, consumer_count, repeats = sys.argv[1], *map(int, sys.argv[2:5])
-assign = STRATEGIES[name]
+assign = STRATEGIES[name].assign
 queues = list(range(queue_count))
 # The queues as a set, as Kafka's metadata hands them: distinct by construction, so unchecked.
 queue_set = set(queues)

@@ -77,7 +77,7 @@ def main() -> None:
         )
         floor_timings.append((queue_count, floor_seconds))
         for name in options.strategies.split(","):
-            assign = STRATEGIES[name]
+            assign = STRATEGIES[name].assign
             previous = assign(queues, consumers, None)
             remaining = consumers[: consumer_count // 2] + consumers[consumer_count // 2 + 1 :]
             fresh, _, _ = timed(

@@ -16,11 +16,11 @@ import sys
 import tempfile
 import time
 
+from rebalancing.evaluation.aggregates import summarise
+from rebalancing.evaluation.replay import score_scenarios
+from rebalancing.evaluation.scenarios import generate_scenarios
 from rebalancing.harness.options import parse_options
-from rebalancing.scenarios import generate_scenarios
-from rebalancing.scoring import score_scenarios
 from rebalancing.strategies import STRATEGIES
-from rebalancing.summary import summarise
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ kafka-python's time excludes the wire decoding it does in a real group.
 Every (assignor, size, case) runs in a fresh process; one that takes longer than --timeout
 seconds is reported as such and the assignor is not tried at larger sizes. Times are medians of
 up to --repeats calls (fewer once the calls add up to a minute). Balance and stickiness of both
-sides are scored by rebalancing.scores. Prints a Markdown table.
+sides are scored by rebalancing.evaluation.scores. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import json, sys
 
 from shared import timed
 
-from rebalancing.scores import score
+from rebalancing.evaluation.scores import score
 from rebalancing.strategies import STRATEGIES
 
 side, name, case = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -49,7 +49,7 @@ queue_count, consumer_count, repeats = map(int, sys.argv[4:7])
 TOPIC = "t"
 queues = list(range(queue_count))
 consumers = [f"consumer-{index:05d}" for index in range(consumer_count)]
-balanced = STRATEGIES["averagely"](queues, consumers)
+balanced = STRATEGIES["averagely"].assign(queues, consumers)
 if case == "fresh":
     group, previous = consumers, None
 else:
@@ -58,7 +58,8 @@ else:
 
 
 if side == "ours":
-    seconds, calls, plan = timed(lambda: STRATEGIES[name](queues, group, previous), repeats, 60.0)
+    assign = STRATEGIES[name].assign
+    seconds, calls, plan = timed(lambda: assign(queues, group, previous), repeats, 60.0)
 else:
     from kafka.coordinator.assignors.range import RangePartitionAssignor
     from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor

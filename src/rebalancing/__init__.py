@@ -1,7 +1,10 @@
-"""Queue-assignment strategies for consumer groups, and the scores that compare them."""
+"""Queue-assignment strategies for consumer groups: the library layer that consumer code imports.
 
-from rebalancing.contract import AssignFunction
-from rebalancing.scores import Scores, score
-from rebalancing.strategies import STRATEGIES
+The evaluation (rebalancing.evaluation), the Spark harness (rebalancing.harness), the SAC protocol
+model (rebalancing.sac) and the consumer runtime (rebalancing.runtime) are imported on their own.
+"""
 
-__all__ = ["STRATEGIES", "AssignFunction", "Scores", "score"]
+from rebalancing.contract import AssignFunction, ProtocolRun, StrategySession
+from rebalancing.strategies import STRATEGIES, Strategy
+
+__all__ = ["STRATEGIES", "AssignFunction", "ProtocolRun", "Strategy", "StrategySession"]

@@ -1,4 +1,5 @@
-"""The contract every strategy shares: id types, input checks and the shape of a plan.
+"""The contract every strategy shares: id types, input checks, the shape of a plan and of a
+protocol run.
 
 Every strategy starts from the same normalised inputs so that the rules of ../DESIGN.md hold once
 for all of them: ids are distinct, hashable and mutually orderable; the result never depends on
@@ -9,10 +10,12 @@ Runtime complexity: O(|Q| log |Q| + |C| log |C| + size of previous).
 
 from __future__ import annotations
 
+import operator
+from collections import deque
 from collections.abc import Hashable, Iterable, Mapping, Set
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import repeat
+from itertools import islice, pairwise, repeat
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 
@@ -38,6 +41,29 @@ class AssignFunction(Protocol):
         consumers: Iterable[ConsumerT],
         previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
     ) -> dict[ConsumerT, list[QueueT]]: ...
+
+
+@dataclass(frozen=True)
+class ProtocolRun:
+    """What one rebalance of a protocol strategy ended with and what the protocol cost.
+
+    `owners` is the plan (consumer -> sorted queues); `releases`, `steps` (actions taken) and
+    `rounds` are the protocol's own counts; `converged` is False when a step bound cut it short.
+    """
+
+    owners: dict[Any, list[Any]]
+    releases: int
+    steps: int
+    rounds: int
+    converged: bool
+
+
+class StrategySession(Protocol):
+    """A protocol strategy's state carried from one rebalance of a group to the next."""
+
+    def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
+        """Apply a membership change (the group is now `queues`, `consumers`) and settle."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -72,40 +98,56 @@ class Group(Generic[QueueT, ConsumerT]):
 def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
     """Sort `ids`, raising ValueError on a duplicate and TypeError on unusable ids.
 
-    `kind` ("queue" or "consumer") names the ids in error messages. Ids given as a set (any
-    `collections.abc.Set`, such as a dict's keys) or a range are distinct and hashable by
-    construction, so only their order is checked: the duplicate check costs more than a sort.
+    `kind` ("queue" or "consumer") names the ids in error messages. After the sort the ids must
+    be strictly increasing: that finds duplicates without a second set, and ids that sort without
+    an error but not into a total order (NaN, frozensets), which would make the plan depend on
+    the input order. Ids given as a set (any `collections.abc.Set`, such as a dict's keys) are
+    hashable by construction and skip the hash pass; a range is also sorted and distinct.
     """
     if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
         raise TypeError(f"{kind}s must be an iterable of {kind} ids, not {type(ids).__name__}")
-    given = list(ids)  # input order, so that error messages do not depend on hash()
-    if not isinstance(ids, Set | range):
+    given = list(ids)  # our own copy, sorted in place below
+    if isinstance(ids, range):
+        given.sort()
+        return given
+    if not isinstance(ids, Set):
         try:
-            distinct = len(set(given)) == len(given)  # the common case, at C speed
+            deque(map(hash, given), maxlen=0)  # every id hashable, at C speed
         except TypeError:
-            distinct = False
-        if not distinct:
-            _raise_for_first_bad_id(given, kind)
+            _raise_for_first_unhashable(given, kind)
     try:
-        given.sort()  # in place: `given` is our own copy
+        given.sort()
     except TypeError as error:
         raise TypeError(_unorderable_message(given, kind, error)) from None
+    if not all(map(operator.lt, given, islice(given, 1, None))):  # at C speed
+        _raise_for_first_out_of_order(given, kind)
     return given
 
 
-def _raise_for_first_bad_id(ids: list[Any], kind: str) -> None:
-    """Raise for the first unhashable or repeated id, in input order."""
-    seen: set[Any] = set()
+def _raise_for_first_unhashable(ids: list[Any], kind: str) -> NoReturn:
+    """Raise for the first unhashable id, in input order."""
     for identifier in ids:
         try:
-            is_duplicate = identifier in seen
+            hash(identifier)
         except TypeError:
             raise TypeError(
                 f"{kind} id {identifier!r} is not hashable ({type(identifier).__name__})"
             ) from None
-        if is_duplicate:
-            raise ValueError(f"duplicate {kind} id {identifier!r}")
-        seen.add(identifier)
+    raise RuntimeError(f"a {kind} id failed to hash, yet each one hashes alone")
+
+
+def _raise_for_first_out_of_order(sorted_ids: list[Any], kind: str) -> NoReturn:
+    """Raise for the first neighbours of the sorted ids that are not strictly increasing."""
+    for lower, upper in pairwise(sorted_ids):
+        if lower < upper:
+            continue
+        if lower == upper:
+            raise ValueError(f"duplicate {kind} id {lower!r}")
+        raise TypeError(
+            f"{kind} ids do not sort into a total order: {lower!r} ({type(lower).__name__}) "
+            f"and {upper!r} ({type(upper).__name__}) are neither equal nor in increasing order"
+        )
+    raise RuntimeError(f"the sorted {kind} ids are strictly increasing after all")
 
 
 def _unorderable_message(ids: list[Any], kind: str, error: TypeError) -> str:

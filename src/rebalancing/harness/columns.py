@@ -9,8 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from rebalancing.scenarios import Scenario, ScenarioSettings
-from rebalancing.scoring import ScoreRow, score_scenarios
+from rebalancing.evaluation.replay import ScoreRow, score_scenarios
+from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings
 from rebalancing.strategies import STRATEGIES
 
 

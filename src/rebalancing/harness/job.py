@@ -26,11 +26,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
 import rebalancing
+from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS
+from rebalancing.evaluation.scenarios import ScenarioSettings
 from rebalancing.harness.columns import SPARK_DDL, score_index_batches
 from rebalancing.harness.options import HarnessOptions
 from rebalancing.harness.reports import write_reports
-from rebalancing.scenarios import ScenarioSettings
-from rebalancing.summary import ALL_CHANGES, METRICS
 
 SCENARIOS_PER_PARTITION = 10_000
 """Default partition size: a task of about a minute, so a long run's progress bar moves and a

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rebalancing.scenarios import CHANGE_KINDS, ScenarioSettings
+from rebalancing.evaluation.scenarios import CHANGE_KINDS, ScenarioSettings
 from rebalancing.strategies import STRATEGIES, select
 
 
@@ -117,7 +117,7 @@ def parse_options(arguments: Sequence[str] | None = None) -> HarnessOptions:
     if namespace.scenarios_per_batch <= 0:
         raise ParameterError("--scenarios-per-batch must be positive")
     try:
-        names = select(namespace.strategies)
+        names = tuple(strategy.name for strategy in select(namespace.strategies))
     except ValueError as error:
         raise ParameterError(f"--strategies: {error}") from None
     settings = ScenarioSettings(

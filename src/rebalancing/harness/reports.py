@@ -1,7 +1,8 @@
 """What a run leaves behind, besides Parquet: summary.md, summary.csv, run.json and PNG plots.
 
 The aggregate rows (one per strategy and change kind, columns `<metric>_<statistic>`) are turned
-back into rebalancing.summary's structure so that the Markdown table is the very one the
+back into the structure of rebalancing.evaluation.aggregates, so that the Markdown table is the
+very one the
 pure-Python path prints.
 """
 
@@ -13,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rebalancing.plots import save_all
-from rebalancing.summary import METRICS, Aggregate, markdown_table
+from rebalancing.evaluation.aggregates import METRICS, Aggregate, markdown_table
+from rebalancing.evaluation.plots import save_all
 
 STATISTICS = ("count", "mean", "stddev", "p50", "p95", "p99", "max")
 
@@ -22,7 +23,7 @@ STATISTICS = ("count", "mean", "stddev", "p50", "p95", "p99", "max")
 def to_summary(
     aggregate_rows: Sequence[Mapping[str, Any]],
 ) -> dict[tuple[str, str], dict[str, Aggregate]]:
-    """(strategy, change) -> metric -> Aggregate, sorted like rebalancing.summary.summarise."""
+    """(strategy, change) -> metric -> Aggregate, sorted like aggregates.summarise."""
     summary: dict[tuple[str, str], dict[str, Aggregate]] = {}
     for row in aggregate_rows:
         summary[(row["strategy"], row["change"])] = {

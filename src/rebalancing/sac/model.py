@@ -6,7 +6,8 @@ Position variants and the membership changes. The variables are exactly the spec
 
 - `waiting[q]`: the FIFO of subscribers of queue q that are not active on it (spec:
   subscriber_queue);
-- `active[q]`: q's active consumer; a queue without one is absent (spec: active[q] = 0);
+- `active[q]`: q's active consumer; a queue without one is absent (spec: active[q] = 0; in
+  `key()` it is NOBODY, so that any app id, None and 0 included, stays an app);
 - `start_id[a]`: the id app a got when it started, 0 while it has not (spec: app);
 - `next_id`: the next id to hand out (spec: id).
 
@@ -35,6 +36,17 @@ POSITION_VARIANTS: tuple[PositionVariant, ...] = ("spec", "id")
 Action = tuple[str, Any, Any]
 """(name, app, queue): ("start", a, None), ("subscribe", a, q), ("release", a, q),
 ("make_active", head app, q)."""
+
+
+class _Nobody:
+    """The type of NOBODY."""
+
+    def __repr__(self) -> str:
+        return "NOBODY"
+
+
+NOBODY: Any = _Nobody()
+"""Stands for "no active consumer" (the spec's 0): distinct from every app id, None and 0 too."""
 
 
 class ProtocolError(ValueError):
@@ -102,7 +114,7 @@ class SacState:
         """The spec's variables as one hashable value (what TLC counts as a distinct state)."""
         return (
             tuple(tuple(self.waiting[queue]) for queue in self.queues),
-            tuple(self.active.get(queue, 0) for queue in self.queues),
+            tuple(self.active.get(queue, NOBODY) for queue in self.queues),
             tuple(self.start_id[app] for app in self.apps),
             self.next_id,
         )
@@ -200,7 +212,7 @@ def subscribe_enabled(state: SacState, app: Any, queue: Any) -> bool:
         state.start_id.get(app, 0) != 0
         and queue in state.waiting
         and app not in state.waiting[queue]
-        and state.active.get(queue) != app
+        and state.active.get(queue, NOBODY) != app
     )
 
 
@@ -213,7 +225,7 @@ def subscribe(state: SacState, app: Any, queue: Any) -> None:
 
 def release(state: SacState, app: Any, queue: Any, variant: PositionVariant) -> None:
     """Release: an app over its ideal number gives up `queue` (it must subscribe again)."""
-    if state.active.get(queue) != app or not release_enabled(state, app, variant):
+    if state.active.get(queue, NOBODY) != app or not release_enabled(state, app, variant):
         raise ProtocolError(f"release: app {app!r} may not release queue {queue!r}")
     state.waiting[queue].pop(app, None)
     del state.active[queue]
@@ -251,7 +263,7 @@ def remove_app(state: SacState, app: Any) -> None:
     state.set_active_count(app, 0)
     for queue in state.queues:
         state.waiting[queue].pop(app, None)
-        if state.active.get(queue) == app:
+        if state.active.get(queue, NOBODY) == app:
             del state.active[queue]
     state.apps.remove(app)
     state.started_count -= state.start_id.pop(app) != 0
@@ -294,7 +306,7 @@ def enabled_actions(state: SacState, variant: PositionVariant) -> Iterator[Actio
                 yield ("subscribe", app, queue)
         if release_enabled(state, app, variant):
             for queue in state.queues:
-                if state.active.get(queue) == app:
+                if state.active.get(queue, NOBODY) == app:
                     yield ("release", app, queue)
     for queue in state.queues:
         if state.waiting[queue] and queue not in state.active:
@@ -330,7 +342,7 @@ def state_invariant_violations(state: SacState) -> list[str]:
     )
     if not type_ok:
         broken.append("type_ok")
-    if any(state.active.get(queue) in fifo for queue, fifo in state.waiting.items()):
+    if any(state.active.get(queue, NOBODY) in fifo for queue, fifo in state.waiting.items()):
         broken.append("active_not_waiting")
     # The spec's third invariant, no app twice in one FIFO, holds by construction here: a FIFO is
     # an OrderedDict, whose keys are distinct; the explorer's state keys show the FIFOs as tuples.

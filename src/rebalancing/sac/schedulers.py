@@ -22,10 +22,10 @@ from __future__ import annotations
 import random
 from bisect import insort
 from collections import Counter
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from rebalancing.contract import ProtocolRun
 from rebalancing.sac.model import (
     Action,
     PositionVariant,
@@ -40,17 +40,6 @@ from rebalancing.sac.model import (
     subscribe,
     subscribe_enabled,
 )
-
-
-@dataclass(frozen=True)
-class ProtocolRun:
-    """What a run ended with and what it cost."""
-
-    owners: dict[Any, list[Any]]
-    releases: int
-    steps: int
-    rounds: int
-    converged: bool
 
 
 def default_step_bound(queue_count: int, app_count: int) -> int:

@@ -10,7 +10,8 @@ start after them in sorted id order), runs it to quiescence with the determinist
 schedule of rebalancing.sac.schedulers and returns the final active owners.
 `assign` uses the `id` Position variant (ties broken by start id, as the spec's comment intends);
 `assign_spec_position` keeps the spec's Position exactly as written (a tied app counts as ahead).
-`run` returns the owners with the protocol cost (releases, steps, rounds, convergence).
+`run` returns the owners with the protocol cost (releases, steps, rounds, convergence); a
+`Session` runs one group through successive rebalances (what the scoring core uses).
 Runtime complexity: O(|Q| x |A|) for the subscriptions, plus O(|A|) per release near balance;
 a cold start costs about |Q| x |A| / 2 releases (the cascade the spec warns of).
 """
@@ -19,10 +20,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from rebalancing.contract import ConsumerT, QueueT, prepare
+from rebalancing.contract import ConsumerT, ProtocolRun, QueueT, prepare
 from rebalancing.sac.model import PositionVariant, SacState
-from rebalancing.sac.schedulers import ProtocolRun, run_rounds
+from rebalancing.sac.schedulers import run_rounds
 
 
 def protocol_state(
@@ -75,3 +77,27 @@ def assign_spec_position(
 ) -> dict[ConsumerT, list[QueueT]]:
     """The active owners after the protocol settles (Position exactly as the spec writes it)."""
     return run(queues, consumers, previous, "spec").owners
+
+
+class Session:
+    """One group's SAC protocol across successive rebalances (the registry's session hook).
+
+    What it carries from one rebalance to the next is the active owners of the last one; each
+    `rebalance` rebuilds the FIFOs and start ids from them exactly as `protocol_state` does, so a
+    session step equals `run(queues, consumers, previous_owners, variant)`.
+    """
+
+    def __init__(self, variant: PositionVariant = "id") -> None:
+        self.variant: PositionVariant = variant
+        self.owners: dict[Any, list[Any]] | None = None
+
+    def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
+        """Apply a membership change and run the protocol to quiescence."""
+        result = run(queues, consumers, self.owners, self.variant)
+        self.owners = result.owners
+        return result
+
+
+def spec_position_session() -> Session:
+    """A session with the spec's Position exactly as written."""
+    return Session("spec")

@@ -20,7 +20,6 @@ from bisect import insort
 from collections.abc import Iterable, Mapping
 
 from rebalancing.contract import ConsumerT, QueueT, empty_plan, prepare
-from rebalancing.quotas import sticky_quotas
 
 
 def assign(
@@ -36,7 +35,7 @@ def assign(
     keepable = dict.fromkeys(group.consumers, 0)
     for owner in group.kept_owner.values():
         keepable[owner] += 1
-    quota = sticky_quotas(keepable, len(group.queues))
+    quota = _quotas(keepable, len(group.queues))
 
     free: list[QueueT] = []
     for queue in group.queues:
@@ -50,6 +49,15 @@ def assign(
     for owned in plan.values():
         owned.sort()
     return plan
+
+
+def _quotas(keepable: dict[ConsumerT, int], queue_count: int) -> dict[ConsumerT, int]:
+    """Quota per consumer: |Q| div |C|, plus one for the |Q| mod |C| consumers that can keep
+    the most of their previous queues (ties: lowest id; `keepable` is in ascending id order)."""
+    base, extra = divmod(queue_count, len(keepable))
+    by_most_keepable = sorted(keepable, key=lambda consumer: -keepable[consumer])  # stable
+    larger = set(by_most_keepable[:extra])
+    return {consumer: base + 1 if consumer in larger else base for consumer in keepable}
 
 
 def _hand_out_fewest_first(

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalancing.scenarios import (
+from rebalancing.evaluation.scenarios import (
     CHANGE_KINDS,
     INITIAL,
     Scenario,
@@ -27,7 +27,7 @@ GOLDEN_DIGEST = "b82b9a0137e774555a003d7a3e8928b852642cb539cd77baa7b4b5df9e9c252
 
 _DIGEST_PROGRAM = """
 import hashlib, json
-from rebalancing.scenarios import generate_scenarios
+from rebalancing.evaluation.scenarios import generate_scenarios
 digest = hashlib.sha256()
 for scenario in generate_scenarios(7, range(20)):
     for step in scenario.steps():

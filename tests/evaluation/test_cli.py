@@ -1,4 +1,4 @@
-"""`python -m rebalancing` (what `make run` runs until the Spark harness takes over)."""
+"""`python -m rebalancing.evaluation`: the scoring core in one process, with the summary table."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from rebalancing.__main__ import main
+from rebalancing.evaluation.__main__ import main
 
 
 def test_prints_a_table_line_per_strategy_and_change(capsys: pytest.CaptureFixture[str]) -> None:
@@ -31,7 +31,7 @@ def test_bad_parameters_exit_non_zero_naming_the_parameter(
     arguments: list[str], message: str
 ) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "rebalancing", *arguments], capture_output=True, text=True
+        [sys.executable, "-m", "rebalancing.evaluation", *arguments], capture_output=True, text=True
     )
     assert completed.returncode == 2
     assert message in completed.stderr

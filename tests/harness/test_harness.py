@@ -13,18 +13,16 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from pyspark import __version__ as pyspark_version
+from pyspark.sql import SparkSession
 
+from rebalancing.evaluation.aggregates import summarise
+from rebalancing.evaluation.replay import score_scenarios
+from rebalancing.evaluation.scenarios import generate_scenarios
+from rebalancing.harness.job import aggregate, default_partitions, run, score_rows
 from rebalancing.harness.options import ParameterError, parse_options
 from rebalancing.harness.reports import to_summary
-from rebalancing.scenarios import generate_scenarios
-from rebalancing.scoring import score_scenarios
 from rebalancing.strategies import STRATEGIES
-from rebalancing.summary import summarise
-
-pyspark = pytest.importorskip("pyspark", reason="the spark extra is part of the dev extra")
-from pyspark.sql import SparkSession  # noqa: E402
-
-from rebalancing.harness.job import aggregate, default_partitions, run, score_rows  # noqa: E402
 
 SMALL = ["--queues", "1:120", "--consumers", "1:24", "--changes", "1:4"]
 TIMINGS = ("assign_micros",)
@@ -72,7 +70,7 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["scenarios"] == 40
     assert info["strategies"] == list(STRATEGIES)
-    assert info["versions"]["pyspark"] == pyspark.__version__
+    assert info["versions"]["pyspark"] == pyspark_version
     assert info["scenarios_per_second"] > 0
     raw = pq.read_table(tmp_path / "rows.parquet")
     expected_rows = list(
@@ -178,7 +176,7 @@ def test_bad_parameters_fail_before_spark_naming_the_parameter(
 
 def test_the_entry_file_runs_under_spark_submit(tmp_path: Path) -> None:
     spark_submit = Path(sys.executable).parent / "spark-submit"
-    entry = Path(__file__).parents[1] / "jobs" / "score_strategies.py"
+    entry = Path(__file__).parents[2] / "jobs" / "score_strategies.py"
     environment = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     completed = subprocess.run(
         [

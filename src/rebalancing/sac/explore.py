@@ -1,6 +1,6 @@
 """Explicit-state exploration of the SAC protocol model, as TLC explores the TLA+ spec.
 
-`python -m rebalancing.explore --queues 3 --apps 2 --position spec` visits every state reachable
+`python -m rebalancing.sac.explore --queues 3 --apps 2 --position spec` visits every state reachable
 from the spec's Init (breadth first), checks the state invariants in each and the terminal
 invariants in each terminal state (no action enabled), and prints one JSON object: distinct
 states, terminal states, violations per invariant, whether every reachable state can still
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from rebalancing.sac.model import (
+    NOBODY,
     POSITION_VARIANTS,
     TERMINAL_INVARIANTS,
     PositionVariant,
@@ -41,7 +42,7 @@ def state_from_key(queues: list[str], apps: list[str], key: Hashable) -> SacStat
     state = SacState.initial(queues, apps)
     for queue, fifo, active in zip(queues, fifos, actives, strict=True):
         state.waiting[queue] = OrderedDict.fromkeys(fifo)
-        if active != 0:
+        if active is not NOBODY:
             state.active[queue] = active
     state.start_id = dict(zip(apps, start_ids, strict=True))
     state.next_id = next_id
@@ -209,7 +210,7 @@ def _states_on_cycles(successors: list[list[int]]) -> int:
 
 def main(arguments: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m rebalancing.explore",
+        prog="python -m rebalancing.sac.explore",
         description="Explore every reachable state of the SAC leaderless-release model.",
     )
     parser.add_argument("--queues", type=int, required=True)

@@ -6,10 +6,7 @@ import math
 
 import pytest
 
-from rebalancing.scenarios import ScenarioSettings, generate_scenarios
-from rebalancing.scoring import score_scenarios
-from rebalancing.strategies import STRATEGIES
-from rebalancing.summary import (
+from rebalancing.evaluation.aggregates import (
     ALL_CHANGES,
     METRICS,
     aggregate,
@@ -17,6 +14,9 @@ from rebalancing.summary import (
     percentile,
     summarise,
 )
+from rebalancing.evaluation.replay import score_scenarios
+from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
+from rebalancing.strategies import STRATEGIES
 
 
 def test_percentiles_interpolate_linearly_between_closest_ranks() -> None:

@@ -6,15 +6,17 @@ returned and the previous assignment P (consumer -> queues, before the change):
 - balance degree: population standard deviation of the per-consumer counts over all of C
   (consumers without queues count as 0), sqrt(1/N * sum((x_i - mu)^2)); None when C is empty.
 - stickiness: |{q in Q : q in P and A[q] == P[q]}| / |Q|; None when P or Q is empty.
-- optimal stickiness: the most any assignment with spread <= 1 can keep (rebalancing.quotas);
-  stickiness gap = optimal - achieved.
+- optimal stickiness: the most any assignment with spread <= 1 can keep, computed from counts
+  alone (`optimal_kept`), sharing no code with any strategy; stickiness gap = optimal - achieved.
 - moves: queues whose consumer changed although their previous consumer is still in C;
   revocations: every queue of P still in Q whose consumer changed.
 - spread: max count - min count over C; orphans: queues of Q nobody holds; duplicates: queues
   held more than once; unknown queues / consumers: plan entries outside Q / C.
 
-The plan is not trusted: every score is computed from what it actually says, so a broken
-strategy shows up as orphans, duplicates or unknown ids instead of an exception.
+Neither the plan nor P is trusted: every score is computed from what they actually say, so a
+broken strategy shows up as orphans, duplicates or unknown ids instead of an exception, and so
+does the next step, whose P is that broken plan (a queue P lists under several consumers counts
+as held by the first of them, in P's order).
 Runtime complexity: O(|Q| + |C| log |C| + size of P).
 """
 
@@ -23,10 +25,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
-
-from rebalancing.contract import previous_owners
-from rebalancing.quotas import sticky_quotas
 
 _NOBODY = object()
 """Stands for 'no holder', distinct from every consumer id (None included)."""
@@ -62,14 +62,33 @@ def balance_degree(counts: Iterable[int]) -> float | None:
 def optimal_kept(
     queues: Iterable[Any], consumers: Iterable[Any], previous_owner: Mapping[Any, Any]
 ) -> int:
-    """How many previous pairs the stickiest balanced assignment keeps."""
+    """How many previous pairs the stickiest balanced assignment keeps.
+
+    Each of the |C| consumers holds base = |Q| div |C| queues or one more, exactly
+    extra = |Q| mod |C| of them one more. Consumer i can keep at most keepable_i (its previous
+    queues still in Q) and at most its quota, and an extra place helps only a consumer whose
+    keepable_i exceeds base. Every such bound is reached together, so the optimum is
+    sum(min(keepable_i, base)) + min(extra, #{i : keepable_i > base}).
+    """
     queue_set = set(queues)
-    keepable = dict.fromkeys(sorted(consumers), 0)
+    keepable = dict.fromkeys(consumers, 0)
+    if not keepable:
+        return 0
     for queue, owner in previous_owner.items():
         if queue in queue_set and owner in keepable:
             keepable[owner] += 1
-    quota = sticky_quotas(keepable, len(queue_set))
-    return sum(min(count, quota[consumer]) for consumer, count in keepable.items())
+    base, extra = divmod(len(queue_set), len(keepable))
+    above_base = sum(1 for count in keepable.values() if count > base)
+    return sum(min(count, base) for count in keepable.values()) + min(extra, above_base)
+
+
+def first_owners(previous: Mapping[Any, Iterable[Any]] | None) -> dict[Any, Any]:
+    """queue -> consumer of `previous`, without judging it: a queue listed more than once
+    counts as held by its first holder in `previous`' order."""
+    owner: dict[Any, Any] = {}
+    for consumer, owned in reversed(list((previous or {}).items())):  # the first holder last
+        owner.update(zip(owned, repeat(consumer)))  # at C speed
+    return owner
 
 
 def score(
@@ -82,7 +101,7 @@ def score(
     queue_set = set(queues)
     consumer_list = sorted(set(consumers))
     consumer_set = set(consumer_list)
-    owner_before = previous_owners(previous)
+    owner_before = first_owners(previous)
 
     holders: dict[Any, Any] = {}
     duplicates: set[Any] = set()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
 import math
+from collections.abc import Iterator
 from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rebalancing.scores import balance_degree, optimal_kept, score
+from rebalancing.evaluation.scores import balance_degree, optimal_kept, score
 from rebalancing.strategies import averagely, sticky
 
 SEED_QUEUES = [f"Q{n}" for n in range(1, 9)]
@@ -79,22 +79,51 @@ def test_a_broken_plan_shows_as_orphans_duplicates_and_unknown_ids() -> None:
     assert scores.spread == 3 - 0
 
 
+def _every_balanced_plan(queue_count: int, consumers: list[str]) -> Iterator[tuple[str, ...]]:
+    """Every assignment of queue 0..n-1 to consumers with counts differing by at most one."""
+    base, extra = divmod(queue_count, len(consumers))
+    counts = dict.fromkeys(consumers, 0)
+    chosen: list[str] = []
+
+    def extend(at_larger: int) -> Iterator[tuple[str, ...]]:
+        if len(chosen) == queue_count:
+            yield tuple(chosen)
+            return
+        for consumer in consumers:
+            count = counts[consumer]
+            opens_larger = count == base
+            if count > base or (opens_larger and at_larger == extra):
+                continue
+            counts[consumer] += 1
+            chosen.append(consumer)
+            yield from extend(at_larger + opens_larger)
+            chosen.pop()
+            counts[consumer] -= 1
+
+    yield from extend(0)
+
+
 def _brute_force_optimal_kept(
     queues: list[int], consumers: list[str], previous: dict[str, list[int]]
 ) -> int:
     owner = {queue: consumer for consumer, owned in previous.items() for queue in owned}
-    best = 0
-    for choice in itertools.product(consumers, repeat=len(queues)):
-        counts = [choice.count(consumer) for consumer in consumers]
-        if max(counts) - min(counts) <= 1:
-            best = max(best, sum(owner.get(q) == c for q, c in zip(queues, choice, strict=True)))
-    return best
+    return max(
+        sum(owner.get(queue) == holder for queue, holder in zip(queues, plan, strict=True))
+        for plan in _every_balanced_plan(len(queues), consumers)
+    )
+
+
+def test_the_balanced_plan_enumeration_counts_what_combinatorics_says() -> None:
+    # 5 queues over 3 consumers: counts (2, 2, 1) in 3 arrangements, 5! / (2! 2! 1!) plans each.
+    assert len(list(_every_balanced_plan(5, ["a", "b", "c"]))) == 3 * 30
+    assert len(set(_every_balanced_plan(8, list("abcde")))) == 10 * 5040
 
 
 @st.composite
 def small_groups(draw: st.DrawFn) -> tuple[list[int], list[str], dict[str, list[int]]]:
-    queues = list(range(draw(st.integers(0, 6))))
-    consumers = ["a", "b", "c"][: draw(st.integers(1, 3))]
+    """Up to 8 queues and 5 consumers; previous owners include a departed consumer and nobody."""
+    queues = list(range(draw(st.integers(0, 8))))
+    consumers = ["a", "b", "c", "d", "e"][: draw(st.integers(1, 5))]
     owners: list[Any] = [*consumers, "gone", None]
     previous: dict[str, list[int]] = {}
     for queue in [*queues, 100]:
@@ -104,7 +133,10 @@ def small_groups(draw: st.DrawFn) -> tuple[list[int], list[str], dict[str, list[
     return queues, consumers, previous
 
 
+@settings(max_examples=150)
 @given(small_groups())
+@example((list(range(8)), list("abcde"), {"a": [0, 1, 2, 3], "b": [4, 5], "gone": [6], "e": [7]}))
+@example((list(range(8)), list("abc"), {"a": [0, 1, 2, 3, 4], "b": [5, 6, 7]}))
 def test_optimal_kept_matches_brute_force_over_all_balanced_assignments(
     group: tuple[list[int], list[str], dict[str, list[int]]],
 ) -> None:
@@ -113,3 +145,10 @@ def test_optimal_kept_matches_brute_force_over_all_balanced_assignments(
     assert optimal_kept(queues, consumers, owner) == _brute_force_optimal_kept(
         queues, consumers, previous
     )
+
+
+def test_a_previous_plan_holding_a_queue_twice_is_scored_not_refused() -> None:
+    previous = {"a": [1, 2], "b": [2, 3]}  # a broken strategy's last plan
+    scores = score([1, 2, 3], ["a", "b"], previous, {"a": [1, 2], "b": [3]})
+    assert scores.kept == 3  # queue 2 counts as held by its first holder, "a"
+    assert scores.duplicates == 0

@@ -7,9 +7,7 @@ from typing import Any
 
 from hypothesis import given
 
-from rebalancing.contract import prepare
-from rebalancing.quotas import sticky_quotas
-from rebalancing.scores import score
+from rebalancing.evaluation.scores import score
 from rebalancing.strategies import averagely, sticky
 from tests.groups import GroupCase, balanced_previous_groups, groups
 
@@ -87,29 +85,39 @@ def test_a_balanced_valid_previous_comes_back_unchanged(case: GroupCase) -> None
 
 
 def _reference_sticky(case: GroupCase) -> dict[Any, list[Any]]:
-    """The algorithm as the report states it, step by step, with a heap: the oracle."""
-    group = prepare(case.queues, case.consumers, case.previous)
-    if not group.consumers:
+    """The report's algorithm restated from scratch, sharing no code with the strategy or the
+    contract: the oracle. Quotas by a sort on (-keepable, id), keeping in queue order, and the
+    hand-out with a heap of (count, id)."""
+    queues, consumers = sorted(case.queues), sorted(case.consumers)
+    if not consumers:
         return {}
-    keepable = {consumer: 0 for consumer in group.consumers}
-    for owner in group.kept_owner.values():
-        keepable[owner] += 1
-    quota = sticky_quotas(keepable, len(group.queues))
-    plan: dict[Any, list[Any]] = {consumer: [] for consumer in group.consumers}
+    present = set(consumers)
+    before = {queue: owner for owner, owned in (case.previous or {}).items() for queue in owned}
+    keepable = {consumer: 0 for consumer in consumers}
+    for queue in queues:
+        if before.get(queue, _GONE) in present:
+            keepable[before[queue]] += 1
+    base, extra = divmod(len(queues), len(consumers))
+    larger = {consumer for _, consumer in sorted((-keepable[c], c) for c in consumers)[:extra]}
+    quota = {consumer: base + (consumer in larger) for consumer in consumers}
+    plan: dict[Any, list[Any]] = {consumer: [] for consumer in consumers}
     free = []
-    for queue in group.queues:
-        owner = group.kept_owner.get(queue, None)
-        if queue in group.kept_owner and len(plan[owner]) < quota[owner]:
+    for queue in queues:
+        owner = before.get(queue, _GONE)
+        if owner in present and len(plan[owner]) < quota[owner]:
             plan[owner].append(queue)
         else:
             free.append(queue)
-    heap = [(len(plan[consumer]), index) for index, consumer in enumerate(group.consumers)]
+    heap = [(len(plan[consumer]), consumer) for consumer in consumers]
     heapq.heapify(heap)
     for queue in free:
-        count, index = heapq.heappop(heap)
-        plan[group.consumers[index]].append(queue)
-        heapq.heappush(heap, (count + 1, index))
+        count, consumer = heapq.heappop(heap)
+        plan[consumer].append(queue)
+        heapq.heappush(heap, (count + 1, consumer))
     return {consumer: sorted(owned) for consumer, owned in plan.items()}
+
+
+_GONE = object()
 
 
 @given(groups())

@@ -1,5 +1,6 @@
-"""`python -m rebalancing`: score the strategies on scenarios with the pure-Python core and print
-the per-strategy, per-change-kind table (the Spark harness does the same at scale)."""
+"""`python -m rebalancing.evaluation`: score the strategies on scenarios with the pure-Python
+core and print the per-strategy, per-change-kind table (the Spark harness does the same at
+scale)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ import sys
 import time
 from collections.abc import Sequence
 
-from rebalancing.scenarios import generate_scenarios
-from rebalancing.scoring import score_scenarios
+from rebalancing.evaluation.aggregates import markdown_table, summarise
+from rebalancing.evaluation.replay import score_scenarios
+from rebalancing.evaluation.scenarios import generate_scenarios
 from rebalancing.strategies import STRATEGIES, select
-from rebalancing.summary import markdown_table, summarise
 
 
 def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m rebalancing",
+        prog="python -m rebalancing.evaluation",
         description="Score queue-assignment strategies on randomised membership changes.",
     )
     parser.add_argument("--scenarios", type=int, default=2000, help="number of scenarios")
@@ -39,7 +40,7 @@ def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
 
 def main(arguments: Sequence[str] | None = None) -> int:
     options = parse_arguments(arguments)
-    strategies = {name: STRATEGIES[name] for name in options.strategies}
+    strategies = {strategy.name: strategy for strategy in options.strategies}
     started = time.perf_counter()
     rows = score_scenarios(generate_scenarios(options.seed, range(options.scenarios)), strategies)
     summary = summarise(rows)

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rebalancing.scoring import ScoreRow
+from rebalancing.evaluation.replay import ScoreRow
 
 METRICS: tuple[str, ...] = (
     "balance_degree",
@@ -29,6 +29,7 @@ METRICS: tuple[str, ...] = (
     "releases",
     "rounds",
     "converged",
+    "failed",
 )
 """The row columns that are aggregated."""
 
@@ -99,7 +100,7 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
         "| strategy | change | rebalances | balance mean | balance p95 | spread max "
         "| stickiness mean | stickiness p50 | gap mean | gap max | moves mean | moves p95 "
         "| assign µs p50 | assign µs p95 | releases mean | releases p95 | rounds max "
-        "| converged % | orphans+duplicates max |"
+        "| converged % | orphans+duplicates max | failed % |"
     )
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for (strategy, change), metrics in summary.items():
@@ -124,6 +125,7 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
             _number(metrics["rounds"].max, digits=0),
             _number(_percent(metrics["converged"].mean), digits=1),
             _number(broken, digits=0),
+            _number(_percent(metrics["failed"].mean), digits=1),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

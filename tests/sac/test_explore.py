@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rebalancing.explore import explore, main
+from rebalancing.sac.explore import explore, main
 from rebalancing.sac.model import TERMINAL_INVARIANTS
 
 # Distinct states of Init + Next (the spec's variables only); the same for both variants, which

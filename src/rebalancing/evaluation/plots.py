@@ -1,4 +1,5 @@
-"""Plots of a summary (rebalancing.summary's structure), for the harness's PNGs and notebooks.
+"""Plots of a summary (the structure of rebalancing.evaluation.aggregates), for the harness's
+PNGs and the notebooks.
 
 Each function takes the summary (strategy, change kind) -> metric -> Aggregate, draws on a new
 matplotlib figure and returns it (a notebook shows it inline); `save_all` writes the harness's
@@ -13,7 +14,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from rebalancing.summary import ALL_CHANGES, Aggregate
+from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
 
 Summary = dict[tuple[str, str], dict[str, Aggregate]]
 

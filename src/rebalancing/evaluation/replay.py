@@ -1,0 +1,178 @@
+"""The pure-Python scoring core: scenarios in, one flat row of scores per rebalance out.
+
+Each strategy runs through each scenario on its own: step 0 assigns from scratch, every later
+step rebalances from the strategy's own previous plan. A protocol strategy (one with
+`open_session`) runs through one session per scenario, so each step starts from the state the
+previous one left, and its rows carry the protocol cost: releases, protocol steps, rounds and
+whether it converged (None for the others). The function the caller passes is the one that runs,
+whatever its name. A strategy that raises, or returns something that is not a plan, fails that
+step: the row says so (`failed`, `error`) and scores an empty plan (every queue an orphan); the
+next step starts from the last plan in force, as a real group would. Nothing here imports Spark.
+Runtime complexity: per step and strategy, the strategy's own cost plus O(|Q| + |C| log |C|).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from rebalancing.contract import AssignFunction, ProtocolRun, StrategySession
+from rebalancing.evaluation.scenarios import Scenario, Step
+from rebalancing.evaluation.scores import Scores, score
+from rebalancing.strategies import Strategy
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """The scores of one strategy on one step of one scenario."""
+
+    base_seed: int
+    scenario: int
+    step: int
+    strategy: str
+    change: str
+    queue_count: int
+    consumer_count: int
+    joined: int
+    departed: int
+    queues_added: int
+    queues_removed: int
+    balance_degree: float | None
+    spread: int
+    stickiness: float | None
+    optimal_stickiness: float | None
+    stickiness_gap: float | None
+    kept: int
+    moves: int
+    revocations: int
+    orphans: int
+    duplicates: int
+    unknown_queues: int
+    unknown_consumers: int
+    assign_micros: float
+    releases: int | None = None
+    protocol_steps: int | None = None
+    rounds: int | None = None
+    converged: bool | None = None
+    failed: bool = False
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+ROW_FIELDS: tuple[str, ...] = tuple(field.name for field in fields(ScoreRow))
+"""Column names of a row, in order."""
+
+
+def as_strategies(strategies: Mapping[str, Strategy | AssignFunction]) -> dict[str, Strategy]:
+    """name -> Strategy, in name order; a bare function becomes a Strategy without a session.
+
+    The name given here labels the rows; the object given is what runs, even under a name the
+    registry also has.
+    """
+    chosen: dict[str, Strategy] = {}
+    for name in sorted(strategies):
+        given = strategies[name]
+        if isinstance(given, Strategy):
+            chosen[name] = given
+        elif callable(given):
+            chosen[name] = Strategy(name, given, "given by the caller")
+        else:
+            raise TypeError(f"strategy {name!r} must be a Strategy or a function, not {given!r}")
+    return chosen
+
+
+class _Runner:
+    """One strategy through one scenario: its plan in force, and its session if it has one."""
+
+    def __init__(self, strategy: Strategy) -> None:
+        self.strategy = strategy
+        self.session: StrategySession | None = (
+            strategy.open_session() if strategy.open_session else None
+        )
+        self.plan: dict[Any, list[Any]] | None = None
+
+    def rebalance(
+        self, step: Step
+    ) -> tuple[dict[Any, list[Any]], ProtocolRun | None, str | None, int]:
+        """(the plan, its protocol run, the error if the step failed, nanoseconds); the plan in
+        force moves on only when the step succeeded."""
+        run: ProtocolRun | None = None
+        started = time.perf_counter_ns()
+        try:
+            if self.session is not None:
+                run = self.session.rebalance(step.queues, step.consumers)
+                result: Any = run.owners
+            else:
+                result = self.strategy.assign(step.queues, step.consumers, self.plan)
+        except Exception as error:  # the row reports it; one broken strategy stops nothing
+            return {}, None, f"{type(error).__name__}: {error}", time.perf_counter_ns() - started
+        elapsed = time.perf_counter_ns() - started
+        plan, error_text = _as_plan(result)
+        if error_text is None:
+            self.plan = plan
+        return plan, run, error_text, elapsed
+
+
+def _as_plan(result: Any) -> tuple[dict[Any, list[Any]], str | None]:
+    """`result` as consumer -> list of queues (copied only where it holds other iterables), or
+    an empty plan and why `result` is not one."""
+    if not isinstance(result, Mapping):
+        return (
+            {},
+            f"TypeError: returned {type(result).__name__}, not a mapping of consumer -> queues",
+        )
+    all_lists = True
+    for consumer, owned in result.items():
+        if isinstance(owned, list):
+            continue
+        if isinstance(owned, str | bytes) or not isinstance(owned, Iterable):
+            return {}, f"TypeError: returned {type(owned).__name__} as the queues of {consumer!r}"
+        all_lists = False
+    if all_lists and isinstance(result, dict):
+        return result, None
+    return {consumer: list(owned) for consumer, owned in result.items()}, None
+
+
+def score_scenario(
+    scenario: Scenario, strategies: Mapping[str, Strategy | AssignFunction]
+) -> Iterator[ScoreRow]:
+    """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order."""
+    runners = {name: _Runner(strategy) for name, strategy in as_strategies(strategies).items()}
+    for step in scenario.steps():
+        for name, runner in runners.items():
+            previous = runner.plan
+            plan, run, error, elapsed = runner.rebalance(step)
+            scores: Scores = score(step.queues, step.consumers, previous, plan)
+            yield ScoreRow(
+                base_seed=scenario.base_seed,
+                scenario=scenario.index,
+                step=step.index,
+                strategy=name,
+                change=step.kind,
+                queue_count=len(step.queues),
+                consumer_count=len(step.consumers),
+                joined=step.joined,
+                departed=step.departed,
+                queues_added=step.queues_added,
+                queues_removed=step.queues_removed,
+                assign_micros=elapsed / 1000,
+                releases=run.releases if run else None,
+                protocol_steps=run.steps if run else None,
+                rounds=run.rounds if run else None,
+                converged=run.converged if run else None,
+                failed=error is not None,
+                error=error,
+                **vars(scores),  # its fields, without the deep copy asdict makes
+            )
+
+
+def score_scenarios(
+    scenarios: Iterable[Scenario], strategies: Mapping[str, Strategy | AssignFunction]
+) -> Iterator[ScoreRow]:
+    """Rows for every scenario in turn, lazily (one scenario's state in memory at a time)."""
+    for scenario in scenarios:
+        yield from score_scenario(scenario, strategies)

@@ -1,0 +1,506 @@
+"""Public conformance checks: does a function keep the contract every strategy promises?
+
+`check_strategy(assign)` runs every check of CHECKS on any function with the signature
+`assign(queues, consumers, previous) -> dict[consumer, list[queue]]` and raises AssertionError
+naming the promise broken and the smallest input found that shows it, the way scikit-learn's
+`check_estimator` checks an estimator. The promises are those of ../DESIGN.md ("The common
+interface"): a valid plan with every queue exactly once, the same plan for any input order and in
+every process (any PYTHONHASHSEED), inputs never mutated, empty groups, and a TypeError or
+ValueError naming the culprit for each kind of bad input.
+
+It needs nothing beyond the standard library: the property checks run on a fixed, seeded list of
+groups, smallest first (ints, strings and (topic, broker, queue) tuples as ids; previous plans
+that name departed consumers and removed queues), and a failing group is shrunk greedily (drop a
+queue, a consumer, a previous entry) while it still fails. The project's own suite also feeds the
+same properties (PROPERTIES) with hypothesis-generated groups.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rebalancing.contract import AssignFunction
+
+Plan = dict[Any, list[Any]]
+
+
+class BrokenPromiseError(AssertionError):
+    """A strategy broke a promise of the contract; the message names it and the input."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One rebalance's inputs, as a caller passes them."""
+
+    queues: list[Any]
+    consumers: list[Any]
+    previous: dict[Any, list[Any]] | None = None
+
+    def size(self) -> int:
+        owned = sum(len(queues) + 1 for queues in (self.previous or {}).values())
+        return len(self.queues) + len(self.consumers) + owned + (self.previous is not None)
+
+    def __str__(self) -> str:
+        return f"assign({self.queues!r}, {self.consumers!r}, {self.previous!r})"
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise BrokenPromiseError(message)
+
+
+def _call(assign: AssignFunction, case: Case) -> Plan:
+    return assign(case.queues, case.consumers, case.previous)
+
+
+# --- properties of one valid input (each raises BrokenPromiseError) ----------------------------
+
+
+def valid_plan(assign: AssignFunction, case: Case) -> None:
+    """Every consumer is a key, no other key; each value a sorted list of known queues."""
+    plan = _call(assign, case)
+    _require(isinstance(plan, dict), f"returned {type(plan).__name__}, not a dict")
+    if not case.consumers:
+        _require(plan == {}, f"no consumers, yet the plan is {plan!r}, not {{}}")
+        return
+    _require(set(plan) == set(case.consumers), f"plan keys {list(plan)!r} are not the consumers")
+    known = set(case.queues)
+    for consumer, owned in plan.items():
+        _require(isinstance(owned, list), f"{consumer!r} got a {type(owned).__name__}, not a list")
+        _require(owned == sorted(owned), f"{consumer!r}'s queues {owned!r} are not sorted")
+        unknown = [queue for queue in owned if queue not in known]
+        _require(not unknown, f"{consumer!r} got queues that are not in the group: {unknown!r}")
+
+
+def exactly_once(assign: AssignFunction, case: Case) -> None:
+    """With at least one consumer, every queue is in exactly one consumer's list."""
+    if not case.consumers:
+        return
+    handed_out = [queue for owned in _call(assign, case).values() for queue in owned]
+    missing = [queue for queue in case.queues if queue not in handed_out]
+    twice = sorted({repr(queue) for queue in handed_out if handed_out.count(queue) > 1})
+    _require(not missing, f"queues without a consumer: {missing!r}")
+    _require(not twice, f"queues given more than once: {', '.join(twice)}")
+
+
+def deterministic(assign: AssignFunction, case: Case) -> None:
+    """The same inputs give the same plan, call after call."""
+    first, second = _call(assign, case), _call(assign, case)
+    _require(first == second, f"two calls gave {first!r} and {second!r}")
+
+
+def _shuffled(case: Case, rng: random.Random) -> Case:
+    previous = None
+    if case.previous is not None:
+        owners = rng.sample(list(case.previous), len(case.previous))
+        previous = {
+            owner: rng.sample(case.previous[owner], len(case.previous[owner])) for owner in owners
+        }
+    return Case(
+        rng.sample(case.queues, len(case.queues)),
+        rng.sample(case.consumers, len(case.consumers)),
+        previous,
+    )
+
+
+def order_insensitive(assign: AssignFunction, case: Case) -> None:
+    """Queues, consumers and previous in any order give the same plan."""
+    expected = _call(assign, case)
+    rng = random.Random(str(case))  # a str seed is hashed with SHA-512, not hash()
+    for _ in range(2):
+        shuffled = _shuffled(case, rng)
+        got = _call(assign, shuffled)
+        _require(
+            got == expected, f"reordered as {shuffled} it gave {got!r} instead of {expected!r}"
+        )
+
+
+def accepts_any_iterables(assign: AssignFunction, case: Case) -> None:
+    """Generators, tuples, sets and a dict's keys work like lists (sets skip the hash pass)."""
+    expected = _call(assign, case)
+
+    def generators() -> dict[Any, Iterator[Any]] | None:
+        if case.previous is None:
+            return None
+        return {owner: (queue for queue in owned) for owner, owned in case.previous.items()}
+
+    got = assign((queue for queue in case.queues), tuple(case.consumers), generators())
+    _require(got == expected, f"a generator and a tuple gave {got!r} instead of {expected!r}")
+    got = assign(set(case.queues), dict.fromkeys(case.consumers).keys(), generators())
+    _require(got == expected, f"a set and a dict's keys gave {got!r} instead of {expected!r}")
+
+
+def inputs_not_mutated(assign: AssignFunction, case: Case) -> None:
+    """The caller's lists and previous plan are left as they were, and not shared."""
+    before = copy.deepcopy(case)
+    plan = _call(assign, case)
+    _require(case == before, f"the inputs were changed from {before} to {case}")
+    for consumer, owned in plan.items():
+        shared = case.previous is not None and owned is case.previous.get(consumer)
+        _require(not shared, f"the plan's list for {consumer!r} is the caller's previous list")
+
+
+PROPERTIES: Mapping[str, Callable[[AssignFunction, Case], None]] = {
+    "valid_plan": valid_plan,
+    "exactly_once": exactly_once,
+    "deterministic": deterministic,
+    "order_insensitive": order_insensitive,
+    "accepts_any_iterables": accepts_any_iterables,
+    "inputs_not_mutated": inputs_not_mutated,
+}
+"""The promises a strategy keeps on every valid input: name -> property of one Case."""
+
+
+# --- the groups the properties run on, smallest first, and shrinking ----------------------------
+
+_FIXED_CASES = [
+    Case([], []),
+    Case(["q1"], []),
+    Case([], ["c1"]),
+    Case(["q1"], ["c1"]),
+    Case(["q1", "q2"], [None]),  # None is an id like any other (alone, it is ordered)
+    Case([None], ["c1", "c2"], {"c2": [None]}),
+    Case([0, 1, 2], ["c1", "c2"], {"c1": [0, 1, 2]}),
+    Case(["q1", "q2", "q3"], ["a", "b"], {"gone": ["q1"], "b": ["q2", "removed"]}),
+]
+
+
+def groups(count: int = 160, seed: int = 2026) -> list[Case]:
+    """`count` groups from `seed`, smallest first after a few fixed edge cases."""
+    rng = random.Random(seed)
+    cases = list(_FIXED_CASES)
+    for number in range(count):
+        size = 1 + number // 10
+        kind = number % 3
+        queue_ids: list[Any] = rng.sample(range(10 * size + 10), rng.randint(0, 2 * size + 2))
+        if kind == 1:
+            queue_ids = [f"q{identifier}" for identifier in queue_ids]
+        elif kind == 2:
+            queue_ids = [("orders", identifier % 4, identifier) for identifier in queue_ids]
+        consumers = [
+            f"consumer-{identifier}"
+            for identifier in rng.sample(range(99), rng.randint(0, size + 1))
+        ]
+        previous: dict[Any, list[Any]] | None = None
+        if rng.random() < 0.85:
+            departed = [f"gone-{identifier}" for identifier in range(rng.randint(0, 2))]
+            removed = _fresh_like(queue_ids, kind, rng.randint(0, 2))
+            owners = consumers + departed
+            previous = {owner: [] for owner in owners}
+            for queue in [*queue_ids, *removed]:
+                if owners and rng.random() < 0.8:
+                    previous[rng.choice(owners)].append(queue)
+        cases.append(Case(queue_ids, consumers, previous))
+    return cases
+
+
+def _fresh_like(queue_ids: list[Any], kind: int, count: int) -> list[Any]:
+    """`count` queue ids of the same kind as `queue_ids` that are not among them."""
+    numbers = [1_000_000 + offset for offset in range(count)]
+    if kind == 1:
+        return [f"q{number}" for number in numbers]
+    if kind == 2:
+        return [("orders", 0, number) for number in numbers]
+    return numbers
+
+
+def _smaller(case: Case) -> Iterator[Case]:
+    """Cases one step smaller than `case`: a previous plan fewer, a queue or consumer fewer."""
+    if case.previous is not None:
+        yield replace(case, previous=None)
+        for owner in case.previous:
+            yield replace(
+                case, previous={key: value for key, value in case.previous.items() if key != owner}
+            )
+        for owner, owned in case.previous.items():
+            for position in range(len(owned)):
+                yield replace(
+                    case,
+                    previous={**case.previous, owner: owned[:position] + owned[position + 1 :]},
+                )
+    for position, queue in enumerate(case.queues):
+        yield replace(
+            case,
+            queues=case.queues[:position] + case.queues[position + 1 :],
+            previous=_without_queue(case.previous, queue),
+        )
+    for position in range(len(case.consumers)):
+        yield replace(case, consumers=case.consumers[:position] + case.consumers[position + 1 :])
+
+
+def _without_queue(
+    previous: dict[Any, list[Any]] | None, queue: Any
+) -> dict[Any, list[Any]] | None:
+    if previous is None:
+        return None
+    return {owner: [held for held in owned if held != queue] for owner, owned in previous.items()}
+
+
+def _failure(
+    prop: Callable[[AssignFunction, Case], None], assign: AssignFunction, case: Case
+) -> str | None:
+    """Why `prop` fails on `case`, or None when it holds."""
+    try:
+        prop(assign, case)
+    except BrokenPromiseError as broken:
+        return str(broken)
+    except Exception as error:  # a valid input must give a plan, not an exception
+        return f"valid input raised {type(error).__name__}: {error}"
+    return None
+
+
+def shrink(
+    prop: Callable[[AssignFunction, Case], None], assign: AssignFunction, case: Case
+) -> tuple[Case, str]:
+    """The smallest case reachable from failing `case` by single steps that still fails."""
+    reason = _failure(prop, assign, case)
+    if reason is None:
+        raise ValueError(f"{case} does not fail {prop.__name__}: nothing to shrink")
+    progress = True
+    while progress:
+        progress = False
+        for smaller in _smaller(case):
+            smaller_reason = _failure(prop, assign, smaller)
+            if smaller_reason is not None:
+                case, reason, progress = smaller, smaller_reason, True
+                break
+    return case, reason
+
+
+def _property_check(name: str) -> Callable[[AssignFunction], None]:
+    prop = PROPERTIES[name]
+
+    def check(assign: AssignFunction) -> None:
+        for case in groups():
+            if _failure(prop, assign, case) is not None:
+                smallest, reason = shrink(prop, assign, case)
+                raise BrokenPromiseError(f"{name}: {reason}\n  smallest input found: {smallest}")
+
+    check.__name__ = check.__qualname__ = f"check_{name}"
+    check.__doc__ = prop.__doc__
+    return check
+
+
+# --- empty groups and bad input ----------------------------------------------------------------
+
+
+def _expect(
+    assign: Callable[..., Any],
+    promise: str,
+    error: type[Exception],
+    naming: Collection[str],
+    *arguments: Any,
+    shown: str | None = None,
+) -> None:
+    """`assign(*arguments)` must raise `error` with a message containing every text of `naming`."""
+    shown = shown or f"assign({', '.join(map(repr, arguments))})"
+    try:
+        assign(*arguments)
+    except error as raised:
+        missing = [text for text in naming if text not in str(raised)]
+        _require(
+            not missing,
+            f"{promise}: {shown} raised {error.__name__}({str(raised)!r}), "
+            f"which does not name {', '.join(missing)}",
+        )
+        return
+    except Exception as other:
+        raise BrokenPromiseError(
+            f"{promise}: {shown} raised {type(other).__name__}({other}), not {error.__name__}"
+        ) from None
+    raise BrokenPromiseError(
+        f"{promise}: {shown} returned a plan instead of raising {error.__name__}"
+    )
+
+
+def check_empty_groups(assign: AssignFunction) -> None:
+    """No consumers: {}. No queues: every consumer with an empty list."""
+    for arguments, expected in (
+        ((["q1", "q2"], [], {"gone": ["q1"]}), {}),
+        (([], ["c1", "c2"], {"c1": ["removed"]}), {"c1": [], "c2": []}),
+    ):
+        got = assign(*arguments)
+        shown = f"assign({', '.join(map(repr, arguments))})"
+        _require(got == expected, f"empty_groups: {shown} gave {got!r}, not {expected!r}")
+
+
+def check_rejects_duplicate_ids(assign: AssignFunction) -> None:
+    """A repeated queue or consumer id is a ValueError naming it."""
+    promise = "rejects_duplicate_ids"
+    _expect(assign, promise, ValueError, ["'q2'"], ["q1", "q2", "q3", "q2"], ["c1"])
+    _expect(assign, promise, ValueError, ["'c1'"], ["q1"], ["c1", "c2", "c1"])
+
+
+def check_rejects_queue_owned_twice(assign: AssignFunction) -> None:
+    """A queue under two consumers (or twice under one) in previous is a ValueError naming it."""
+    promise = "rejects_queue_owned_twice"
+    both = {"c1": ["q3"], "c2": ["q1", "q3"]}
+    _expect(assign, promise, ValueError, ["'q3'", "'c1'", "'c2'"], ["q1", "q3"], ["c1", "c2"], both)
+    _expect(assign, promise, ValueError, ["'q3'"], ["q1", "q3"], ["c1"], {"c1": ["q3", "q3"]})
+    generators = {"c1": (q for q in ["q1"]), "c2": (q for q in ["q2", "q1"])}
+    shown = "assign(['q1', 'q2'], ['c1', 'c2'], {'c1': <'q1'>, 'c2': <'q2', 'q1'>}) (generators)"
+    _expect(
+        assign, promise, ValueError, ["'q1'"], ["q1", "q2"], ["c1", "c2"], generators, shown=shown
+    )
+
+
+def check_rejects_unorderable_ids(assign: AssignFunction) -> None:
+    """Ids that cannot be compared, or sort without forming a total order (NaN, frozensets),
+    are a TypeError naming two of them: otherwise the plan would depend on the input order."""
+    promise = "rejects_unorderable_ids"
+    _expect(assign, promise, TypeError, ["1", "'q2'"], [1, "q2"], ["c1"])
+    _expect(assign, promise, TypeError, ["'c1'", "2"], ["q1"], ["c1", 2])
+    for given in ([math.nan, 1.0, 0.5], [0.5, math.nan, 1.0], [1.0, 0.5, math.nan]):
+        _expect(assign, promise, TypeError, ["nan"], given, ["c1"])
+    sets = [frozenset({1}), frozenset({2}), frozenset({1, 2})]
+    _expect(assign, promise, TypeError, ["frozenset"], ["q1"], sets)
+
+
+def check_rejects_unhashable_ids(assign: AssignFunction) -> None:
+    """An unhashable id, in the ids or in previous, is a TypeError naming it."""
+    promise = "rejects_unhashable_ids"
+    _expect(assign, promise, TypeError, ["['q1']"], [["q1"]], ["c1"])
+    _expect(assign, promise, TypeError, ["{}"], ["q1"], [{}])
+    _expect(assign, promise, TypeError, ["['q1']"], ["q1"], ["c1"], {"c1": [["q1"]]})
+
+
+def check_rejects_malformed_previous(assign: AssignFunction) -> None:
+    """previous must be None or a mapping of consumer -> iterable of queue ids (not a string)."""
+    promise = "rejects_malformed_previous"
+    _expect(assign, promise, TypeError, ["previous"], ["q1"], ["c1"], [("c1", ["q1"])])
+    _expect(assign, promise, TypeError, ["'c1'"], ["q1"], ["c1"], {"c1": 7})
+    _expect(assign, promise, TypeError, ["'c1'"], ["q1"], ["c1"], {"c1": "q1"})
+
+
+def check_rejects_a_non_iterable_id_list(assign: AssignFunction) -> None:
+    """queues and consumers are iterables of ids: a string or a number is a TypeError."""
+    promise = "rejects_a_non_iterable_id_list"
+    _expect(assign, promise, TypeError, ["queues"], "q1", ["c1"])
+    _expect(assign, promise, TypeError, ["consumers"], ["q1"], 3)
+
+
+# --- the same plan in every process -------------------------------------------------------------
+
+_CHILD = """
+import importlib, json, runpy, sys
+request = json.load(sys.stdin)
+if request["file"]:
+    namespace = runpy.run_path(request["file"], run_name="__rebalancing_check__")
+    target = namespace[request["qualname"].split(".")[0]]
+    rest = request["qualname"].split(".")[1:]
+else:
+    target = importlib.import_module(request["module"])
+    rest = request["qualname"].split(".")
+for part in rest:
+    target = getattr(target, part)
+plans = []
+for queues, consumers, previous in request["cases"]:
+    plan = target(set(queues), set(consumers), previous)
+    plans.append(sorted([consumer, owned] for consumer, owned in plan.items()))
+print(json.dumps(plans))
+"""
+
+_STRING_CASES = [  # smallest first, so that the first difference shown is a small one
+    (["q1", "q2", "q3"], ["c1", "c2"], None),
+    ([f"q{n}" for n in range(9)], ["x", "y", "z"], {"y": ["q1", "q2", "q3", "q4"], "z": ["q5"]}),
+    ([f"q{n}" for n in range(17)], [f"c{n}" for n in range(5)], None),
+    (
+        [f"orders-{n}" for n in range(40)] + ["audit", "billing", "zeta"],
+        ["host-b@11", "host-a@7", "host-c@3", "host-a@9"],
+        {
+            "host-a@7": [f"orders-{n}" for n in range(20)],
+            "host-gone@1": [f"orders-{n}" for n in range(20, 35)],
+            "host-c@3": ["ghost"],
+        },
+    ),
+]
+
+
+def _where(assign: AssignFunction) -> dict[str, str | None]:
+    """How a fresh process finds `assign`: its module (or script file) and qualified name."""
+    module = getattr(assign, "__module__", None)
+    qualname = getattr(assign, "__qualname__", None)
+    if not module or not qualname or "<" in qualname:
+        raise BrokenPromiseError(
+            f"deterministic_across_hash_seeds: {assign!r} cannot be found by module and name in a "
+            "fresh process (define it at a module's top level, or skip this check by name)"
+        )
+    path = None
+    if module == "__main__":
+        path = getattr(sys.modules["__main__"], "__file__", None)
+        if path is None:
+            raise BrokenPromiseError(
+                f"deterministic_across_hash_seeds: {assign!r} lives in an interactive session; "
+                "define it in a module, or skip this check by name"
+            )
+    return {"module": module, "qualname": qualname, "file": path}
+
+
+def check_deterministic_across_hash_seeds(assign: AssignFunction) -> None:
+    """The plan is the same in processes with different PYTHONHASHSEED values (ids given as sets
+    of strings, whose iteration order follows the hash seed)."""
+    request = json.dumps({**_where(assign), "cases": _STRING_CASES})
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    outputs = {}
+    for hash_seed in ("0", "1", "4242"):
+        completed = subprocess.run(
+            [sys.executable, "-c", _CHILD],
+            input=request,
+            capture_output=True,
+            text=True,
+            env={**environment, "PYTHONHASHSEED": hash_seed},
+            check=False,
+        )
+        if completed.returncode != 0:
+            raise BrokenPromiseError(
+                f"deterministic_across_hash_seeds: the process with PYTHONHASHSEED={hash_seed} "
+                f"failed:\n{completed.stderr[-2000:]}"
+            )
+        outputs[hash_seed] = json.loads(completed.stdout)
+    for number, (queues, consumers, previous) in enumerate(_STRING_CASES):
+        expected = sorted(
+            [consumer, owned] for consumer, owned in assign(queues, consumers, previous).items()
+        )
+        for hash_seed, plans in outputs.items():
+            _require(
+                plans[number] == expected,
+                f"deterministic_across_hash_seeds: with PYTHONHASHSEED={hash_seed}, "
+                f"assign({set(queues)!r}, {set(consumers)!r}, {previous!r}) "
+                f"gave {plans[number]!r}, in this process {expected!r}",
+            )
+
+
+CHECKS: Mapping[str, Callable[[AssignFunction], None]] = {
+    **{name: _property_check(name) for name in PROPERTIES},
+    "empty_groups": check_empty_groups,
+    "rejects_duplicate_ids": check_rejects_duplicate_ids,
+    "rejects_queue_owned_twice": check_rejects_queue_owned_twice,
+    "rejects_unorderable_ids": check_rejects_unorderable_ids,
+    "rejects_unhashable_ids": check_rejects_unhashable_ids,
+    "rejects_malformed_previous": check_rejects_malformed_previous,
+    "rejects_a_non_iterable_id_list": check_rejects_a_non_iterable_id_list,
+    "deterministic_across_hash_seeds": check_deterministic_across_hash_seeds,
+}
+"""Every check of the contract: name (the promise) -> check(assign), raising BrokenPromiseError."""
+
+
+def check_strategy(assign: AssignFunction, skip: Iterable[str] = ()) -> None:
+    """Run every check of CHECKS on `assign`; the first promise broken raises AssertionError
+    (BrokenPromiseError) naming it and the smallest input found. `skip` names checks not to run
+    (say, "deterministic_across_hash_seeds" for a function a fresh process cannot import)."""
+    skipped = set(skip)
+    unknown = skipped - set(CHECKS)
+    if unknown:
+        raise ValueError(f"unknown check {', '.join(sorted(unknown))}; known: {', '.join(CHECKS)}")
+    for name, check in CHECKS.items():
+        if name not in skipped:
+            check(assign)

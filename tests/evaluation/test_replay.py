@@ -1,0 +1,143 @@
+"""The scoring core: one row per (scenario, step, strategy), each strategy on its own history."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from rebalancing.evaluation.replay import ROW_FIELDS, score_scenario, score_scenarios
+from rebalancing.evaluation.scenarios import INITIAL, Scenario, ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scores import score
+from rebalancing.strategies import STRATEGIES
+
+SMALL = ScenarioSettings(queue_range=(1, 200), consumer_range=(1, 30))
+
+
+def test_one_row_per_step_and_strategy_in_order() -> None:
+    scenario = Scenario(11, 3, SMALL)
+    steps = list(scenario.steps())
+    rows = list(score_scenario(scenario, STRATEGIES))
+    assert len(rows) == len(steps) * len(STRATEGIES)
+    expected = [(step.index, name) for step in steps for name in sorted(STRATEGIES)]
+    assert [(row.step, row.strategy) for row in rows] == expected
+    for row in rows:
+        assert tuple(row.as_dict()) == ROW_FIELDS
+        assert (row.base_seed, row.scenario) == (11, 3)
+        assert row.assign_micros >= 0
+
+
+def test_rows_repeat_the_scores_of_each_strategys_own_history() -> None:
+    scenario = Scenario(2, 8, SMALL)
+    rows = {(row.step, row.strategy): row for row in score_scenario(scenario, STRATEGIES)}
+    for name, strategy in STRATEGIES.items():
+        previous = None
+        for step in scenario.steps():
+            plan = strategy.assign(step.queues, step.consumers, previous)
+            row = rows[(step.index, name)]
+            assert (row.change, row.queue_count, row.consumer_count) == (
+                step.kind,
+                len(step.queues),
+                len(step.consumers),
+            )
+            expected = asdict(score(step.queues, step.consumers, previous, plan))
+            assert {key: getattr(row, key) for key in expected} == expected
+            previous = plan
+
+
+def test_first_step_has_no_stickiness_and_later_steps_do() -> None:
+    rows = list(score_scenario(Scenario(4, 1, SMALL), STRATEGIES))
+    assert all(row.stickiness is None for row in rows if row.change == INITIAL)
+    assert all(row.stickiness is not None for row in rows if row.change != INITIAL)
+
+
+def test_every_strategy_is_exact_and_sticky_is_optimal_over_many_scenarios() -> None:
+    rows = list(score_scenarios(generate_scenarios(5, range(60), SMALL), STRATEGIES))
+    for row in rows:
+        assert (row.orphans, row.duplicates, row.unknown_queues, row.unknown_consumers) == (
+            0,
+            0,
+            0,
+            0,
+        )
+        assert row.spread <= 1
+        if row.strategy == "sticky":
+            assert row.stickiness_gap in (None, 0.0)
+
+
+def test_rows_are_generated_lazily() -> None:
+    rows = score_scenarios(generate_scenarios(5, range(10**12), SMALL), STRATEGIES)
+    first = next(rows)
+    assert first.scenario == 0
+    assert first.step == 0
+
+
+def test_the_function_passed_is_the_one_that_runs_even_under_a_registered_name() -> None:
+    calls: list[int] = []
+
+    def mine(queues: Any, consumers: Any, previous: Any = None) -> dict[Any, list[Any]]:
+        calls.append(1)
+        return STRATEGIES["sticky"].assign(queues, consumers, previous)
+
+    scenario = Scenario(3, 2, SMALL)
+    rows = list(score_scenario(scenario, {"sac": mine}))
+    assert len(calls) == len(list(scenario.steps())) == len(rows)
+    assert all(row.releases is None for row in rows), "not the registered SAC's protocol run"
+
+
+def test_sessions_of_protocol_strategies_carry_the_plan_from_step_to_step() -> None:
+    scenario = Scenario(2, 8, SMALL)
+    rows = [row for row in score_scenario(scenario, STRATEGIES) if row.strategy == "sac"]
+    previous = None
+    for step, row in zip(scenario.steps(), rows, strict=True):
+        run = STRATEGIES["sac"].assign(step.queues, step.consumers, previous)
+        assert row.kept == score(step.queues, step.consumers, previous, run).kept
+        assert row.releases is not None
+        assert row.converged
+        previous = run
+
+
+def _holds_the_first_queue_twice(queues: Any, consumers: Any, previous: Any = None) -> Any:
+    plan = STRATEGIES["round_robin"].assign(queues, consumers)
+    if len(plan) > 1 and plan[min(plan)]:
+        plan[max(plan)].append(plan[min(plan)][0])
+    return plan
+
+
+def test_a_plan_holding_a_queue_twice_is_scored_as_duplicates_at_every_step() -> None:
+    settings = ScenarioSettings(queue_range=(5, 40), consumer_range=(2, 8))
+    rows = list(
+        score_scenarios(
+            generate_scenarios(1, range(20), settings), {"broken": _holds_the_first_queue_twice}
+        )
+    )
+    assert any(row.duplicates == 1 for row in rows if row.step > 0)
+    assert all(not row.failed for row in rows)
+
+
+def _raises_on_a_leave(queues: Any, consumers: Any, previous: Any = None) -> Any:
+    if previous is not None and set(previous) - set(consumers):
+        raise RuntimeError("cannot cope with a departure")
+    return STRATEGIES["averagely"].assign(queues, consumers, previous)
+
+
+def _returns_a_list(queues: Any, consumers: Any, previous: Any = None) -> Any:
+    return list(queues)
+
+
+def test_a_strategy_that_raises_or_returns_no_plan_fails_its_row_and_the_run_goes_on() -> None:
+    settings = ScenarioSettings(
+        queue_range=(5, 40), consumer_range=(2, 8), change_weights={"leave": 1.0, "join": 1.0}
+    )
+    strategies = {
+        "raising": _raises_on_a_leave,
+        "listing": _returns_a_list,
+        "sticky": STRATEGIES["sticky"],
+    }
+    rows = list(score_scenarios(generate_scenarios(1, range(10), settings), strategies))
+    failed = [row for row in rows if row.strategy == "raising" and row.failed]
+    assert failed
+    assert all(row.error == "RuntimeError: cannot cope with a departure" for row in failed)
+    assert all(row.orphans == row.queue_count for row in failed), "an empty plan is scored"
+    listing = [row for row in rows if row.strategy == "listing"]
+    assert all(row.failed and "returned list" in (row.error or "") for row in listing)
+    assert not any(row.failed for row in rows if row.strategy == "sticky")

@@ -1,0 +1,117 @@
+"""rebalancing.testing.check_strategy catches each kind of broken strategy, names the promise it
+breaks and shows a small input; a correct third-party strategy passes with one call."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pytest
+
+from rebalancing.contract import empty_plan, prepare
+from rebalancing.testing import CHECKS, BrokenPromiseError, Case, check_strategy, shrink, valid_plan
+
+Previous = Mapping[Any, Iterable[Any]] | None
+
+
+def deal_by_crc(queues: Iterable[Any], consumers: Iterable[Any], previous: Previous = None):  # type: ignore[no-untyped-def]
+    """A correct strategy written by a third party on top of contract.prepare."""
+    group = prepare(queues, consumers, previous)
+    plan: dict[Any, list[Any]] = empty_plan(group.consumers)
+    for queue in group.queues:
+        if plan:
+            plan[group.consumers[zlib.crc32(repr(queue).encode()) % len(plan)]].append(queue)
+    return plan
+
+
+def drops_the_last_queue(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    group = prepare(queues, consumers, previous)
+    plan: dict[Any, list[Any]] = empty_plan(group.consumers)
+    if not plan:
+        return plan
+    for index, queue in enumerate(group.queues[:-1]):
+        plan[group.consumers[index % len(plan)]].append(queue)
+    return plan
+
+
+def deals_by_string_hash(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    group = prepare(queues, consumers, previous)
+    plan: dict[Any, list[Any]] = empty_plan(group.consumers)
+    for queue in group.queues:
+        if plan:
+            plan[group.consumers[hash(queue) % len(plan)]].append(queue)
+    return plan
+
+
+def keeps_input_order(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    consumer_list = list(consumers)
+    plan: dict[Any, list[Any]] = {consumer: [] for consumer in consumer_list}
+    for index, queue in enumerate(queues if consumer_list else ()):
+        plan[consumer_list[index % len(consumer_list)]].append(queue)
+    return plan
+
+
+def hands_back_previous_lists(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    plan = deal_by_crc(queues, consumers, previous)
+    for consumer, owned in (previous or {}).items():
+        if consumer in plan and isinstance(owned, list) and owned == plan[consumer]:
+            plan[consumer] = owned
+    return plan
+
+
+def without_the_total_order_check(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    queue_list, consumer_list = list(queues), list(consumers)
+    for kind, ids in (("queue", queue_list), ("consumer", consumer_list)):
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"duplicate {kind} id {next(i for i in ids if ids.count(i) > 1)!r}")
+    return deal_by_crc(sorted(queue_list), sorted(consumer_list), previous)
+
+
+def test_a_correct_third_party_strategy_passes_every_check() -> None:
+    check_strategy(deal_by_crc)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "promise"),
+    [
+        (drops_the_last_queue, "exactly_once"),
+        (deals_by_string_hash, "deterministic_across_hash_seeds"),
+        (keeps_input_order, "valid_plan"),
+        (hands_back_previous_lists, "inputs_not_mutated"),
+        (without_the_total_order_check, "rejects_unorderable_ids"),
+    ],
+)
+def test_the_broken_promise_is_named(strategy: Any, promise: str) -> None:
+    with pytest.raises(AssertionError, match=f"^{promise}"):
+        check_strategy(strategy)
+
+
+def test_the_input_shown_is_shrunk_to_a_smallest_one() -> None:
+    with pytest.raises(BrokenPromiseError) as raised:
+        CHECKS["exactly_once"](drops_the_last_queue)
+    message = str(raised.value)
+    assert "queues without a consumer" in message
+    shown = message.split("smallest input found: ")[1]
+    # One queue, one consumer, no previous plan: nothing smaller shows the lost queue.
+    assert shown == "assign(['q1'], ['c1'], None)"
+
+
+def test_shrinking_removes_everything_that_does_not_matter() -> None:
+    big = Case(list(range(12, 0, -1)), ["a", "b", "c"], {"a": [0, 1], "gone": [2, 99]})
+    smallest, reason = shrink(valid_plan, keeps_input_order, big)
+    assert "not sorted" in reason
+    assert len(smallest.queues) == 2
+    assert len(smallest.consumers) == 1
+    assert smallest.previous is None
+
+
+def test_a_strategy_a_fresh_process_cannot_import_is_named_and_the_check_can_be_skipped() -> None:
+    def local_strategy(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+        return deal_by_crc(queues, consumers, previous)
+
+    with pytest.raises(AssertionError, match="cannot be found by module and name"):
+        check_strategy(local_strategy)
+    check_strategy(local_strategy, skip={"deterministic_across_hash_seeds"})
+    with pytest.raises(ValueError, match="unknown check nonsense"):
+        check_strategy(local_strategy, skip={"nonsense"})
