@@ -3,8 +3,12 @@ breaks and shows a small input; a correct third-party strategy passes with one c
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 import zlib
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -115,3 +119,16 @@ def test_a_strategy_a_fresh_process_cannot_import_is_named_and_the_check_can_be_
     check_strategy(local_strategy, skip={"deterministic_across_hash_seeds"})
     with pytest.raises(ValueError, match="unknown check nonsense"):
         check_strategy(local_strategy, skip={"nonsense"})
+
+
+def test_the_readme_example_passes_check_strategy_as_a_user_runs_it(tmp_path: Path) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```python\n# my_strategies.py\n", 1)[1].split("```", 1)[0]
+    module, command = block.split("# then: ", 1)
+    (tmp_path / "my_strategies.py").write_text(module, encoding="utf-8")
+    arguments = shlex.split(command.strip())
+    assert arguments[:2] == ["python", "-c"]
+    completed = subprocess.run(
+        [sys.executable, *arguments[1:]], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
