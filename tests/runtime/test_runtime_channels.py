@@ -1,10 +1,11 @@
 """The channel scheduler against the Channeling Work spec: a state machine whose rules are the
 spec's operations and whose invariants are the spec's (and a reference model of per-channel
-FIFO order)."""
+FIFO order and of the order of ready channels)."""
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ class SchedulerMachine(RuleBasedStateMachine):
         self.scheduler = ChannelScheduler([0, 1, 2])
         self.expected: dict[int, deque[Any]] = {0: deque(), 1: deque(), 2: deque()}
         self.started: set[int] = set()
+        self.ready_order: list[int] = []  # the reference model of ready, head first
         self.next_work = 0
 
     @rule(channel=CHANNELS)
@@ -31,6 +33,9 @@ class SchedulerMachine(RuleBasedStateMachine):
                 self.scheduler.deliver(channel, "work")
             return
         self.scheduler.deliver(channel, self.next_work)
+        dormant = channel not in self.started and not self.expected[channel]
+        if dormant:
+            self.ready_order.append(channel)
         self.expected[channel].append(self.next_work)
         self.next_work += 1
 
@@ -47,6 +52,7 @@ class SchedulerMachine(RuleBasedStateMachine):
         assert channel not in self.started, "at most one item of a channel in progress"
         assert work == self.expected[channel].popleft(), "a channel's work never overtakes"
         self.started.add(channel)
+        self.ready_order.pop(0)
 
     @precondition(lambda self: self.started)
     @rule(data=st.data())
@@ -55,7 +61,8 @@ class SchedulerMachine(RuleBasedStateMachine):
         self.scheduler.end_work(channel)
         self.started.discard(channel)
         if self.expected[channel]:
-            assert self.scheduler.ready[-1] == channel, "more work: to the tail of ready"
+            assert list(self.scheduler.ready)[-1] == channel, "more work: to the tail of ready"
+            self.ready_order.append(channel)
         else:
             assert channel in self.scheduler.dormant
 
@@ -70,6 +77,8 @@ class SchedulerMachine(RuleBasedStateMachine):
         if channel in self.expected:
             assert self.scheduler.withdraw(channel) == list(self.expected[channel])
             self.expected[channel].clear()
+            if channel in self.ready_order:
+                self.ready_order.remove(channel)
 
     @rule(channel=CHANNELS)
     def add_channel(self, channel: int) -> None:
@@ -90,12 +99,18 @@ class SchedulerMachine(RuleBasedStateMachine):
                 self.scheduler.remove_channel(channel)
         else:
             assert self.scheduler.remove_channel(channel) == list(self.expected.pop(channel))
+            if channel in self.ready_order:
+                self.ready_order.remove(channel)
 
     @invariant()
     def the_specs_invariants_hold(self) -> None:
         assert self.scheduler.invariant_violations() == []
         assert self.scheduler.in_progress == self.started
         assert len(self.scheduler) == sum(len(work) for work in self.expected.values())
+
+    @invariant()
+    def ready_keeps_its_fifo_order_when_a_channel_leaves_it_from_anywhere(self) -> None:
+        assert list(self.scheduler.ready) == self.ready_order
 
 
 TestSchedulerMachine = SchedulerMachine.TestCase
@@ -124,3 +139,47 @@ def test_ready_channels_are_served_in_fifo_order() -> None:
 def test_unhashable_channels_are_refused() -> None:
     with pytest.raises(TypeError, match="not hashable"):
         ChannelScheduler([["a"]])
+
+
+class CountingChannel:
+    """A channel id that counts the equality comparisons made with it: a scan of a sequence
+    compares with every element it passes, a hash lookup (distinct hashes) with none."""
+
+    def __init__(self, number: int, comparisons: list[int]) -> None:
+        self.number = number
+        self.comparisons = comparisons
+
+    def __hash__(self) -> int:
+        return hash(self.number)
+
+    def __eq__(self, other: object) -> bool:
+        self.comparisons[0] += 1
+        return isinstance(other, CountingChannel) and other.number == self.number
+
+
+def _comparisons_to_take_the_last_ready_channel_out(
+    ready_channels: int, take_out: Callable[[ChannelScheduler, Hashable], list[Any]]
+) -> int:
+    """Equality comparisons made by `take_out` on the tail of `ready_channels` ready channels."""
+    comparisons = [0]
+    channels = [CountingChannel(number, comparisons) for number in range(ready_channels)]
+    scheduler = ChannelScheduler(channels)
+    for channel in channels:
+        scheduler.deliver(channel, "work")
+    comparisons[0] = 0
+    assert take_out(scheduler, channels[-1]) == ["work"]
+    assert scheduler.invariant_violations() == []
+    return comparisons[0]
+
+
+@pytest.mark.parametrize(
+    "take_out",
+    [ChannelScheduler.withdraw, ChannelScheduler.remove_channel],
+    ids=lambda f: f.__name__,
+)
+def test_taking_a_channel_out_of_ready_does_not_scan_the_ready_channels(
+    take_out: Callable[[ChannelScheduler, Hashable], list[Any]],
+) -> None:
+    few = _comparisons_to_take_the_last_ready_channel_out(10, take_out)
+    many = _comparisons_to_take_the_last_ready_channel_out(10_000, take_out)
+    assert few == many == 0, f"{few} comparisons among 10 ready channels, {many} among 10,000"

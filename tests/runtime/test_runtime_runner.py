@@ -1,5 +1,10 @@
 """The thread-pool runner: exclusivity and order per channel under real concurrency, failures
-reported, rebalances drained or handed back; throttled reception of a large backlog."""
+(BaseExceptions too) reported, rebalances drained or handed back while revoked channels refuse
+new work; throttled reception of a large backlog, keeping what the runner refuses.
+
+Threads wait for each other on events, never on sleeps (a sleep inside a handler only makes work
+overlap); a check that a thread is still blocked is `thread.join(timeout)` then `is_alive()`,
+which a slow machine cannot make fail."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from rebalancing.runtime import ChannelRunner, ThrottledReception
+from rebalancing.runtime import ChannelRevokedError, ChannelRunner, ThrottledReception
 
 
 class Recorder:
@@ -109,30 +114,160 @@ def test_a_failing_item_is_reported_and_its_channel_goes_on_in_order() -> None:
     assert attempts[4] == 2, "retried once, before item 5"
 
 
-def test_a_rebalance_hands_back_the_pending_work_of_revoked_queues() -> None:
-    release = threading.Event()
+class Stop(BaseException):
+    """A stop signal that is not an Exception."""
+
+
+@pytest.mark.parametrize("signal", [Stop("stop"), SystemExit(3)], ids=["custom", "SystemExit"])
+def test_a_base_exception_from_the_handler_is_reported_unretried_and_the_worker_goes_on(
+    signal: BaseException,
+) -> None:
+    seen: list[tuple[Hashable, int]] = []
+    calls: dict[int, int] = {}
 
     def handler(channel: Hashable, work: int) -> None:
+        calls[work] = calls.get(work, 0) + 1
+        if channel == "q" and work == 1:
+            raise signal
+        seen.append((channel, work))
+
+    runner = ChannelRunner(handler, workers=1, channels=["q", "r"], max_attempts=3)
+    try:
+        for work in range(3):
+            runner.submit("q", work)
+        assert runner.join(timeout=10), "the failed item's channel was ended"
+        runner.submit("r", 9)
+        assert runner.join(timeout=10), "the only worker still serves"
+    finally:
+        runner.close(drain=False, timeout=10)
+    assert seen == [("q", 0), ("q", 2), ("r", 9)]
+    assert calls[1] == 1, "a BaseException is not retried"
+    assert [(failure.channel, failure.work, failure.attempts) for failure in runner.failures] == [
+        ("q", 1, 1)
+    ]
+    assert runner.failures[0].error is signal
+
+
+def test_a_rebalance_hands_back_the_pending_work_of_revoked_queues() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def handler(channel: Hashable, work: int) -> None:
+        started.set()
         release.wait(10)
 
     runner = ChannelRunner(handler, workers=1, channels=["a", "b"])
     for work in range(5):
         runner.submit("a", work)
-    time.sleep(0.05)  # the single worker is now blocked on a's first item
+    assert started.wait(10), "the single worker is now blocked on a's first item"
     handed: dict[Hashable, list[Any]] = {}
     revoking = threading.Thread(
         target=lambda: handed.update(runner.update_assignment(["b", "c"], drain=False))
     )
     revoking.start()
-    time.sleep(0.05)
+    revoking.join(0.05)
     assert revoking.is_alive(), "waits for the item in progress"
     release.set()
     revoking.join(10)
     assert handed == {"a": [1, 2, 3, 4]}
     assert runner.channels() == {"b", "c"}
-    with pytest.raises(ValueError, match="unknown channel 'a'"):
+    with pytest.raises(ChannelRevokedError, match="channel 'a' is unknown"):
         runner.submit("a", 9)
     runner.close()
+
+
+def _submit_until_refused(
+    runner: ChannelRunner, channel: Hashable, accepted: list[int], seconds: float
+) -> ChannelRevokedError | None:
+    """Submit 1, 2, ... to `channel` (appending each accepted one) until the runner refuses one,
+    giving up after `seconds`: used to catch the moment another thread starts a revocation."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        work = accepted[-1] + 1
+        try:
+            runner.submit(channel, work)
+        except ChannelRevokedError as refusal:
+            return refusal
+        accepted.append(work)
+    return None
+
+
+def test_a_channel_being_revoked_refuses_new_work_at_once_and_carries_it_back() -> None:
+    started, release = threading.Event(), threading.Event()
+    done: list[int] = []
+
+    def handler(channel: Hashable, work: int) -> None:
+        started.set()
+        release.wait(60)
+        done.append(work)
+
+    runner = ChannelRunner(handler, workers=1, channels=["a"])
+    runner.submit("a", 0)
+    assert started.wait(10)
+    revoking = threading.Thread(target=runner.update_assignment, args=(["b"],), daemon=True)
+    revoking.start()
+    accepted = [0]
+    refusal = _submit_until_refused(runner, "a", accepted, seconds=10)
+    assert refusal is not None, "a channel being drained still accepted work"
+    assert revoking.is_alive(), "refused while the drain still waits for item 0"
+    assert (refusal.channel, refusal.work) == ("a", accepted[-1] + 1)
+    assert "channel 'a' is being revoked" in str(refusal)
+    release.set()
+    revoking.join(10)
+    assert not revoking.is_alive()
+    assert done == accepted, "accepted work is drained, refused work never runs"
+    with pytest.raises(ChannelRevokedError, match="channel 'a' is unknown") as late:
+        runner.submit("a", "late")
+    assert late.value.work == "late"
+    runner.close()
+
+
+def test_a_drain_ends_while_reception_feeds_the_revoked_channel_and_nothing_is_lost() -> None:
+    first_item_started = threading.Event()
+    handled: list[int] = []
+
+    def handler(channel: Hashable, work: int) -> None:
+        handled.append(work)  # one worker: no lock needed
+        first_item_started.set()
+        # Slower than polling: the reception refills the channel long before it runs dry (it
+        # resumes at 190 pending, 0.38 s of work), so only a refusal can let the drain end.
+        time.sleep(0.002)
+
+    runner = ChannelRunner(handler, workers=1, channels=["a"])
+    polled: list[int] = []
+
+    def poll() -> tuple[Hashable, int] | None:
+        """Endless messages for channel "a", until the runner has refused one."""
+        if reception.stats.refused:
+            return None
+        polled.append(len(polled))
+        return "a", polled[-1]
+
+    reception = ThrottledReception(poll, runner, high_water=200, low_water=190)
+    stop = threading.Event()
+    receiving = threading.Thread(
+        target=reception.run, kwargs={"stop": stop, "stop_when_empty": True}, daemon=True
+    )
+    receiving.start()
+    assert first_item_started.wait(10)
+    handed: dict[Hashable, list[Any]] = {}
+    revoking = threading.Thread(
+        target=lambda: handed.update(runner.update_assignment(["b"], drain=True)), daemon=True
+    )
+    revoking.start()
+    revoking.join(10)
+    drained = not revoking.is_alive()
+    stop.set()  # ends the reception if it is still feeding (when the drain did not end)
+    receiving.join(10)
+    runner.close(drain=False, timeout=10)
+    assert drained, "the drain of a channel that reception kept feeding never ended"
+    assert handed == {"a": []}
+    assert not receiving.is_alive(), "reception went on after the refusal"
+    refused = reception.take_refused()
+    assert refused == [("a", polled[-1])], "the refused message is kept for the broker"
+    assert reception.refused == []
+    assert reception.stats.refused == 1
+    assert reception.stats.received == len(polled)
+    assert handled == polled[:-1], "every accepted message was processed, in order"
 
 
 def test_a_drained_rebalance_finishes_the_revoked_work_first() -> None:
@@ -151,6 +286,8 @@ def test_bad_runner_parameters_are_refused() -> None:
     runner = ChannelRunner(lambda channel, work: None, workers=1)
     with pytest.raises(ValueError, match="low_water"):
         ThrottledReception(lambda: None, runner, high_water=10, low_water=10)
+    with pytest.raises(TypeError, match="not hashable"):
+        runner.submit(["a"], 0)
     runner.close()
 
 
@@ -171,6 +308,7 @@ def test_a_million_message_backlog_is_received_no_faster_than_it_is_processed() 
         _, peak_bytes = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert stats.received == runner.processed == recorder.count == messages
+    assert stats.refused == 0
     assert runner.peak_pending <= high_water
     assert stats.pauses > 0
     assert stats.paused_seconds > 0

@@ -2,6 +2,13 @@
 
 from rebalancing.runtime.channels import ChannelScheduler
 from rebalancing.runtime.reception import ReceptionStats, ThrottledReception
-from rebalancing.runtime.runner import ChannelRunner, Failure
+from rebalancing.runtime.runner import ChannelRevokedError, ChannelRunner, Failure
 
-__all__ = ["ChannelRunner", "ChannelScheduler", "Failure", "ReceptionStats", "ThrottledReception"]
+__all__ = [
+    "ChannelRevokedError",
+    "ChannelRunner",
+    "ChannelScheduler",
+    "Failure",
+    "ReceptionStats",
+    "ThrottledReception",
+]

@@ -5,6 +5,12 @@ A consumer that comes online to a large backlog must not take it all in at once.
 polls its source only while the pending work of the runner is below a high-water mark; above
 it, it pauses (blocking on the runner's condition, no busy loop) until the pending work has
 fallen to the low-water mark, then resumes. Pending work therefore never exceeds the mark.
+
+A message the runner refuses because its channel is being revoked by a rebalance or is no longer
+assigned (ChannelRevokedError) is neither dropped nor fatal: it is kept, in order, in `refused`
+(and counted in `stats.refused`) for the caller to return to the broker (nack and requeue, or
+seek back), e.g. with `take_refused()` after each rebalance. So every polled message is either
+in the runner or there.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from rebalancing.runtime.runner import ChannelRunner
+from rebalancing.runtime.runner import ChannelRevokedError, ChannelRunner
 
 Message = tuple[Hashable, Any]
 """(channel, work)."""
@@ -23,9 +29,12 @@ Message = tuple[Hashable, Any]
 
 @dataclass
 class ReceptionStats:
-    """What one run of the loop did."""
+    """What one run of the loop did: `received` counts every message polled, `refused` those
+    of them that the runner refused (kept in ThrottledReception.refused), so received - refused
+    went to the runner."""
 
     received: int = 0
+    refused: int = 0
     pauses: int = 0
     paused_seconds: float = 0.0
 
@@ -50,6 +59,10 @@ class ThrottledReception:
         self.high_water = high_water
         self.low_water = low
         self.stats = ReceptionStats()
+        # Messages the runner refused (their channel was revoked), oldest first: not processed,
+        # for the caller to return to the broker. stats.refused counts them all, taken or not.
+        self.refused: list[Message] = []
+        self._refused_lock = threading.Lock()
 
     def run(
         self,
@@ -71,6 +84,19 @@ class ThrottledReception:
                     break
                 stopping.wait(idle_wait)
                 continue
-            self._runner.submit(*message)
+            channel, work = message
+            try:
+                self._runner.submit(channel, work)
+            except ChannelRevokedError:
+                with self._refused_lock:
+                    self.refused.append(message)
+                    self.stats.refused += 1
             self.stats.received += 1
         return self.stats
+
+    def take_refused(self) -> list[Message]:
+        """The refused messages so far, oldest first, and forget them (safe while `run` runs in
+        another thread): what the caller must return to the broker."""
+        with self._refused_lock:
+            taken, self.refused = self.refused, []
+            return taken
