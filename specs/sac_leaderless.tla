@@ -20,7 +20,7 @@
 (*           is ahead. Positions are then distinct, as the seed's comment  *)
 (*           ("in reverse order, then by id") intends.                     *)
 (***************************************************************************)
-EXTENDS Naturals, Sequences, FiniteSets
+EXTENDS Integers, Sequences, FiniteSets  \* Integers for the -1 of Position
 
 CONSTANTS Q,        \* the queues
           A,        \* the apps
@@ -123,7 +123,10 @@ NoDuplicateWaiter ==
   \A q \in Q : \A i, j \in DOMAIN subscriber_queue[q] :
     i # j => subscriber_queue[q][i] # subscriber_queue[q][j]
 
-(* Invariants of terminal states, where no action of Next is enabled. *)
+(* Invariants of terminal states, where no action of Next is enabled. Such a     *)
+(* state is where the protocol is meant to end, so TLC must not stop there as at *)
+(* a deadlock: the .cfg files say CHECK_DEADLOCK FALSE (with a TLC older than    *)
+(* April 2020, pass -deadlock instead).                                          *)
 
 Terminal == ~ENABLED Next
 
