@@ -23,7 +23,8 @@ class Recorder:
     """A handler that checks, from what it sees, that no channel runs twice at once and that
     each channel's items arrive in order."""
 
-    def __init__(self, pause: float = 0.0) -> None:
+    def __init__(self, pause: float = 0.0, gate: threading.Event | None = None) -> None:
+        self.gate = gate  # when given, no item runs before it is set
         self.lock = threading.Lock()
         self.running: set[Hashable] = set()
         self.last: dict[Hashable, int] = {}
@@ -32,6 +33,8 @@ class Recorder:
         self.pause = pause
 
     def __call__(self, channel: Hashable, work: Any) -> None:
+        if self.gate is not None:
+            self.gate.wait()
         with self.lock:
             if channel in self.running:
                 self.violations.append(f"{channel} ran twice at once")
@@ -298,12 +301,24 @@ def _backlog(messages: int, channels: int) -> Iterator[tuple[int, int]]:
 
 def test_a_million_message_backlog_is_received_no_faster_than_it_is_processed() -> None:
     messages, channels, high_water = 1_000_000, 64, 2_000
-    recorder = Recorder()
+    # The workers start only once the high-water mark is reached, so that reception must pause
+    # at least once however fast they turn out to be on this machine.
+    gate = threading.Event()
+    recorder = Recorder(gate=gate)
     backlog = _backlog(messages, channels)
     tracemalloc.start()
     with ChannelRunner(recorder, workers=4, channels=range(channels)) as runner:
+
+        def open_gate_at_the_mark() -> None:
+            while runner.pending() < high_water:
+                time.sleep(0.001)
+            gate.set()
+
+        opener = threading.Thread(target=open_gate_at_the_mark)
+        opener.start()
         reception = ThrottledReception(lambda: next(backlog, None), runner, high_water)
         stats = reception.run(stop_when_empty=True)
+        opener.join()
         runner.join(timeout=600)
         _, peak_bytes = tracemalloc.get_traced_memory()
     tracemalloc.stop()
