@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 from collections import deque
-from collections.abc import Hashable, Iterable, Mapping, Set
+from collections.abc import Hashable, Iterable, KeysView, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice, pairwise, repeat
@@ -101,8 +101,9 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
     `kind` ("queue" or "consumer") names the ids in error messages. After the sort the ids must
     be strictly increasing: that finds duplicates without a second set, and ids that sort without
     an error but not into a total order (NaN, frozensets), which would make the plan depend on
-    the input order. Ids given as a set (any `collections.abc.Set`, such as a dict's keys) are
-    hashable by construction and skip the hash pass; a range is also sorted and distinct.
+    the input order. Ids given as a set, a frozenset or a dict's keys are hashable by
+    construction and skip the hash pass (other `collections.abc.Set`s, such as a dict's items,
+    can hold unhashable values); a range is also sorted and distinct.
     """
     if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
         raise TypeError(f"{kind}s must be an iterable of {kind} ids, not {type(ids).__name__}")
@@ -110,7 +111,7 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
     if isinstance(ids, range):
         given.sort()
         return given
-    if not isinstance(ids, Set):
+    if not isinstance(ids, set | frozenset | KeysView):  # hashable by construction
         try:
             deque(map(hash, given), maxlen=0)  # every id hashable, at C speed
         except TypeError:

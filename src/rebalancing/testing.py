@@ -17,10 +17,12 @@ same properties (PROPERTIES) with hypothesis-generated groups.
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import math
 import os
+import pickle
 import random
 import subprocess
 import sys
@@ -44,10 +46,6 @@ class Case:
     queues: list[Any]
     consumers: list[Any]
     previous: dict[Any, list[Any]] | None = None
-
-    def size(self) -> int:
-        owned = sum(len(queues) + 1 for queues in (self.previous or {}).values())
-        return len(self.queues) + len(self.consumers) + owned + (self.previous is not None)
 
     def __str__(self) -> str:
         return f"assign({self.queues!r}, {self.consumers!r}, {self.previous!r})"
@@ -147,6 +145,9 @@ def inputs_not_mutated(assign: AssignFunction, case: Case) -> None:
     for consumer, owned in plan.items():
         shared = case.previous is not None and owned is case.previous.get(consumer)
         _require(not shared, f"the plan's list for {consumer!r} is the caller's previous list")
+        _require(
+            owned is not case.queues, f"the plan's list for {consumer!r} is the caller's queues"
+        )
 
 
 PROPERTIES: Mapping[str, Callable[[AssignFunction, Case], None]] = {
@@ -177,7 +178,7 @@ _FIXED_CASES = [
 def groups(count: int = 160, seed: int = 2026) -> list[Case]:
     """`count` groups from `seed`, smallest first after a few fixed edge cases."""
     rng = random.Random(seed)
-    cases = list(_FIXED_CASES)
+    cases = copy.deepcopy(_FIXED_CASES)  # a strategy that mutates its inputs spoils no one else
     for number in range(count):
         size = 1 + number // 10
         kind = number % 3
@@ -250,7 +251,7 @@ def _failure(
 ) -> str | None:
     """Why `prop` fails on `case`, or None when it holds."""
     try:
-        prop(assign, case)
+        prop(assign, copy.deepcopy(case))  # each try on fresh inputs, however assign treats them
     except BrokenPromiseError as broken:
         return str(broken)
     except Exception as error:  # a valid input must give a plan, not an exception
@@ -281,9 +282,15 @@ def _property_check(name: str) -> Callable[[AssignFunction], None]:
 
     def check(assign: AssignFunction) -> None:
         for case in groups():
-            if _failure(prop, assign, case) is not None:
+            reason = _failure(prop, assign, case)
+            if reason is None:
+                continue
+            try:
                 smallest, reason = shrink(prop, assign, case)
-                raise BrokenPromiseError(f"{name}: {reason}\n  smallest input found: {smallest}")
+            except ValueError:  # it held on a second try: the strategy is not deterministic
+                smallest = case
+                reason += " (and not on a second call with the same input)"
+            raise BrokenPromiseError(f"{name}: {reason}\n  smallest input found: {smallest}")
 
     check.__name__ = check.__qualname__ = f"check_{name}"
     check.__doc__ = prop.__doc__
@@ -390,22 +397,23 @@ def check_rejects_a_non_iterable_id_list(assign: AssignFunction) -> None:
 
 # --- the same plan in every process -------------------------------------------------------------
 
+CHILD_VARIABLE = "REBALANCING_CHECK_STRATEGY_CHILD"
+"""Set in the fresh processes of the hash-seed check: there, check_strategy does nothing, so that
+a script calling it at top level (without a __main__ guard) does not recurse."""
+
 _CHILD = """
-import importlib, json, runpy, sys
+import base64, contextlib, json, pickle, runpy, sys
 request = json.load(sys.stdin)
-if request["file"]:
-    namespace = runpy.run_path(request["file"], run_name="__rebalancing_check__")
-    target = namespace[request["qualname"].split(".")[0]]
-    rest = request["qualname"].split(".")[1:]
-else:
-    target = importlib.import_module(request["module"])
-    rest = request["qualname"].split(".")
-for part in rest:
-    target = getattr(target, part)
-plans = []
-for queues, consumers, previous in request["cases"]:
-    plan = target(set(queues), set(consumers), previous)
-    plans.append(sorted([consumer, owned] for consumer, owned in plan.items()))
+with contextlib.redirect_stdout(sys.stderr):  # what the strategy prints stays out of the answer
+    if request["pickled"]:
+        target = pickle.loads(base64.b64decode(request["pickled"]))
+    else:  # a function of the script run as __main__: run the script again, under another name
+        namespace = runpy.run_path(request["file"], run_name="__rebalancing_check__")
+        target = namespace[request["name"]]
+    plans = []
+    for queues, consumers, previous in request["cases"]:
+        plan = target(set(queues), set(consumers), previous)
+        plans.append(sorted([consumer, owned] for consumer, owned in plan.items()))
 print(json.dumps(plans))
 """
 
@@ -426,30 +434,39 @@ _STRING_CASES = [  # smallest first, so that the first difference shown is a sma
 
 
 def _where(assign: AssignFunction) -> dict[str, str | None]:
-    """How a fresh process finds `assign`: its module (or script file) and qualified name."""
-    module = getattr(assign, "__module__", None)
-    qualname = getattr(assign, "__qualname__", None)
-    if not module or not qualname or "<" in qualname:
-        raise BrokenPromiseError(
-            f"deterministic_across_hash_seeds: {assign!r} cannot be found by module and name in a "
-            "fresh process (define it at a module's top level, or skip this check by name)"
-        )
-    path = None
-    if module == "__main__":
+    """How a fresh process gets `assign`: pickled (a module's function, a bound method of a
+    picklable object), or by name from the script run as __main__."""
+    cannot = (
+        f"deterministic_across_hash_seeds: {assign!r} cannot be found by module and name in a "
+        "fresh process (define it at a module's top level, or skip this check by name)"
+    )
+    if getattr(assign, "__module__", None) == "__main__":
         path = getattr(sys.modules["__main__"], "__file__", None)
+        name = getattr(assign, "__qualname__", "")
         if path is None:
             raise BrokenPromiseError(
-                f"deterministic_across_hash_seeds: {assign!r} lives in an interactive session; "
-                "define it in a module, or skip this check by name"
+                f"deterministic_across_hash_seeds: {assign!r} lives in an interactive session "
+                "(a REPL or a notebook); define it in a module, or skip this check by name"
             )
-    return {"module": module, "qualname": qualname, "file": path}
+        if not name.isidentifier():
+            raise BrokenPromiseError(cannot)
+        return {"pickled": None, "file": path, "name": name}
+    try:
+        pickled = pickle.dumps(assign)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        raise BrokenPromiseError(cannot) from None
+    return {"pickled": base64.b64encode(pickled).decode(), "file": None, "name": None}
 
 
 def check_deterministic_across_hash_seeds(assign: AssignFunction) -> None:
     """The plan is the same in processes with different PYTHONHASHSEED values (ids given as sets
     of strings, whose iteration order follows the hash seed)."""
     request = json.dumps({**_where(assign), "cases": _STRING_CASES})
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(path for path in sys.path if path),
+        CHILD_VARIABLE: "1",
+    }
     outputs = {}
     for hash_seed in ("0", "1", "4242"):
         completed = subprocess.run(
@@ -462,8 +479,8 @@ def check_deterministic_across_hash_seeds(assign: AssignFunction) -> None:
         )
         if completed.returncode != 0:
             raise BrokenPromiseError(
-                f"deterministic_across_hash_seeds: the process with PYTHONHASHSEED={hash_seed} "
-                f"failed:\n{completed.stderr[-2000:]}"
+                f"deterministic_across_hash_seeds: could not run {assign!r} in a fresh process "
+                f"(PYTHONHASHSEED={hash_seed}):\n{completed.stderr[-2000:]}"
             )
         outputs[hash_seed] = json.loads(completed.stdout)
     for number, (queues, consumers, previous) in enumerate(_STRING_CASES):
@@ -497,6 +514,8 @@ def check_strategy(assign: AssignFunction, skip: Iterable[str] = ()) -> None:
     """Run every check of CHECKS on `assign`; the first promise broken raises AssertionError
     (BrokenPromiseError) naming it and the smallest input found. `skip` names checks not to run
     (say, "deterministic_across_hash_seeds" for a function a fresh process cannot import)."""
+    if os.environ.get(CHILD_VARIABLE):
+        return  # inside this check's own fresh process (see CHILD_VARIABLE)
     skipped = set(skip)
     unknown = skipped - set(CHECKS)
     if unknown:

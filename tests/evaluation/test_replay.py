@@ -103,14 +103,17 @@ def _holds_the_first_queue_twice(queues: Any, consumers: Any, previous: Any = No
     return plan
 
 
-def test_a_plan_holding_a_queue_twice_is_scored_as_duplicates_at_every_step() -> None:
+def test_a_plan_holding_a_queue_twice_is_scored_as_a_duplicate_at_every_step() -> None:
     settings = ScenarioSettings(queue_range=(5, 40), consumer_range=(2, 8))
     rows = list(
         score_scenarios(
             generate_scenarios(1, range(20), settings), {"broken": _holds_the_first_queue_twice}
         )
     )
-    assert any(row.duplicates == 1 for row in rows if row.step > 0)
+    # The broken strategy holds one queue twice wherever there are two consumers or more; from
+    # step 1 on, that plan is also the next step's previous.
+    assert all(row.duplicates == (row.consumer_count > 1) for row in rows)
+    assert any(row.step > 0 and row.duplicates for row in rows)
     assert all(not row.failed for row in rows)
 
 
@@ -138,6 +141,25 @@ def test_a_strategy_that_raises_or_returns_no_plan_fails_its_row_and_the_run_goe
     assert failed
     assert all(row.error == "RuntimeError: cannot cope with a departure" for row in failed)
     assert all(row.orphans == row.queue_count for row in failed), "an empty plan is scored"
+    for row in failed:  # undefined, so that a failure never counts as perfectly balanced
+        assert (row.balance_degree, row.spread, row.stickiness, row.stickiness_gap) == (None,) * 4
     listing = [row for row in rows if row.strategy == "listing"]
     assert all(row.failed and "returned list" in (row.error or "") for row in listing)
     assert not any(row.failed for row in rows if row.strategy == "sticky")
+
+
+def _holds_an_unhashable_queue(queues: Any, consumers: Any, previous: Any = None) -> Any:
+    plan = STRATEGIES["averagely"].assign(queues, consumers)
+    plan[min(plan)].append(["not", "a", "queue"])
+    return plan
+
+
+def test_a_plan_holding_an_unhashable_queue_is_scored_as_an_unknown_queue() -> None:
+    settings = ScenarioSettings(queue_range=(5, 40), consumer_range=(2, 8))
+    rows = list(
+        score_scenarios(
+            generate_scenarios(2, range(5), settings), {"odd": _holds_an_unhashable_queue}
+        )
+    )
+    assert all(row.unknown_queues == 1 for row in rows)
+    assert all(not row.failed for row in rows), "averagely ignores previous, so it never raises"

@@ -152,3 +152,13 @@ def test_a_previous_plan_holding_a_queue_twice_is_scored_not_refused() -> None:
     scores = score([1, 2, 3], ["a", "b"], previous, {"a": [1, 2], "b": [3]})
     assert scores.kept == 3  # queue 2 counts as held by its first holder, "a"
     assert scores.duplicates == 0
+
+
+def test_a_plan_given_as_iterators_is_read_once_and_scored_right() -> None:
+    scores = score([1, 2, 3], ["a", "b"], None, {"a": iter([1, 2, 3]), "b": iter([])})
+    assert (scores.spread, scores.balance_degree, scores.orphans) == (3, 1.5, 0)
+
+
+def test_an_unhashable_entry_in_the_plan_or_in_previous_is_counted_not_raised() -> None:
+    scores = score([1, 2], ["a"], {"a": [1, ["x"]]}, {"a": [1, 2, ["y"]]})
+    assert (scores.unknown_queues, scores.kept, scores.orphans) == (1, 1, 0)

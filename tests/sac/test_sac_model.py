@@ -203,3 +203,19 @@ def test_rounds_count_runs_of_releases_between_promotions() -> None:
     # again; a2 made active on q2: the spec's own example, in one round.
     assert (run.steps, run.releases, run.rounds, run.converged) == (11, 1, 1, True)
     assert run.owners == {"a1": ["q1"], "a2": ["q2"]}
+
+
+def test_app_ids_none_and_0_are_apps_not_the_absence_of_an_active_consumer() -> None:
+    for app in (0, None):
+        state = SacState.initial(["q1"], [app])
+        inactive = state.key()
+        assert inactive[1] != (app,), "no active consumer is not the same as app 0"
+        model.start(state, app)
+        model.subscribe(state, app, "q1")
+        waiting = state.key()
+        model.make_active(state, "q1")
+        assert state.active == {"q1": app}
+        assert len({inactive, waiting, state.key()}) == 3
+        assert model.state_invariant_violations(state) == []
+        assert state.key()[1] == (app,)
+        assert model.NOBODY not in state.key()[1]

@@ -3,6 +3,7 @@ breaks and shows a small input; a correct third-party strategy passes with one c
 
 from __future__ import annotations
 
+import random
 import shlex
 import subprocess
 import sys
@@ -72,8 +73,79 @@ def without_the_total_order_check(queues, consumers, previous=None):  # type: ig
     return deal_by_crc(sorted(queue_list), sorted(consumer_list), previous)
 
 
+def first_consumer_in_input_order_takes_all(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    plan = deal_by_crc(queues, consumers, previous)
+    given = list(consumers)
+    if given:
+        everything = sorted(queue for owned in plan.values() for queue in owned)
+        plan = {consumer: everything if consumer == given[0] else [] for consumer in plan}
+    return plan
+
+
+def random_deal(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    group = prepare(queues, consumers, previous)
+    plan: dict[Any, list[Any]] = empty_plan(group.consumers)
+    for queue in group.queues if plan else ():
+        plan[random.choice(group.consumers)].append(queue)
+    return plan
+
+
+def reads_queues_twice(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    count = sum(1 for _ in queues)  # a generator is empty after this
+    plan = deal_by_crc(queues, consumers, previous)
+    if count and not any(plan.values()) and plan:
+        raise ValueError("no queues the second time")
+    return plan
+
+
+def sorts_the_callers_list(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    if isinstance(queues, list):
+        queues.sort()
+    return deal_by_crc(queues, consumers, previous)
+
+
+def hands_back_the_callers_queues(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    plan = deal_by_crc(queues, consumers, previous)
+    if len(plan) == 1 and isinstance(queues, list) and queues == sorted(queues):
+        plan = {consumer: queues for consumer in plan}
+    return plan
+
+
+def lenient(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    """Deduplicates and ignores previous instead of refusing bad input."""
+    queue_list, consumer_list = sorted(set(queues)), sorted(set(consumers))
+    plan: dict[Any, list[Any]] = {consumer: [] for consumer in consumer_list}
+    for index, queue in enumerate(queue_list if plan else ()):
+        plan[consumer_list[index % len(plan)]].append(queue)
+    return plan
+
+
+def empty_lists_for_nobody(queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+    plan = deal_by_crc(queues, consumers, previous)
+    return plan or {"nobody": []}
+
+
+class Assignor:
+    """A strategy as a bound method of an object, the way client libraries hold assignors."""
+
+    def __init__(self, salt: str) -> None:
+        self.salt = salt
+
+    def assign(self, queues, consumers, previous=None):  # type: ignore[no-untyped-def]
+        group = prepare(queues, consumers, previous)
+        plan: dict[Any, list[Any]] = empty_plan(group.consumers)
+        for queue in group.queues if plan else ():
+            digest = zlib.crc32(f"{self.salt}{queue!r}".encode())
+            plan[group.consumers[digest % len(plan)]].append(queue)
+        return plan
+
+
 def test_a_correct_third_party_strategy_passes_every_check() -> None:
     check_strategy(deal_by_crc)
+
+
+def test_a_bound_method_passes_every_check() -> None:
+    check_strategy(Assignor("salt-").assign)
 
 
 @pytest.mark.parametrize(
@@ -83,12 +155,38 @@ def test_a_correct_third_party_strategy_passes_every_check() -> None:
         (deals_by_string_hash, "deterministic_across_hash_seeds"),
         (keeps_input_order, "valid_plan"),
         (hands_back_previous_lists, "inputs_not_mutated"),
+        (sorts_the_callers_list, "inputs_not_mutated"),
+        (hands_back_the_callers_queues, "inputs_not_mutated"),
         (without_the_total_order_check, "rejects_unorderable_ids"),
+        (first_consumer_in_input_order_takes_all, "order_insensitive"),
+        (reads_queues_twice, "accepts_any_iterables"),
     ],
 )
 def test_the_broken_promise_is_named(strategy: Any, promise: str) -> None:
     with pytest.raises(AssertionError, match=f"^{promise}"):
         check_strategy(strategy)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "check"),
+    [
+        (random_deal, "deterministic"),
+        (empty_lists_for_nobody, "empty_groups"),
+        (lenient, "rejects_duplicate_ids"),
+        (lenient, "rejects_queue_owned_twice"),
+        (lenient, "rejects_unhashable_ids"),
+        (lenient, "rejects_malformed_previous"),
+        (lenient, "rejects_a_non_iterable_id_list"),
+    ],
+)
+def test_each_check_catches_a_strategy_that_breaks_its_promise(strategy: Any, check: str) -> None:
+    with pytest.raises(BrokenPromiseError, match=f"^{check}"):
+        CHECKS[check](strategy)
+
+
+def test_every_check_is_shown_catching_a_broken_strategy_above() -> None:
+    source = Path(__file__).read_text(encoding="utf-8")
+    assert [name for name in CHECKS if f'"{name}")' not in source] == []
 
 
 def test_the_input_shown_is_shrunk_to_a_smallest_one() -> None:
@@ -132,3 +230,27 @@ def test_the_readme_example_passes_check_strategy_as_a_user_runs_it(tmp_path: Pa
         [sys.executable, *arguments[1:]], cwd=tmp_path, capture_output=True, text=True, check=False
     )
     assert completed.returncode == 0, completed.stderr
+
+
+def test_a_script_checking_its_own_function_at_top_level_works(tmp_path: Path) -> None:
+    script = tmp_path / "check_mine.py"
+    script.write_text(
+        "import zlib\n"
+        "from rebalancing.contract import empty_plan, prepare\n"
+        "from rebalancing.testing import check_strategy\n\n"
+        "def by_crc(queues, consumers, previous=None):\n"
+        "    group = prepare(queues, consumers, previous)\n"
+        "    plan = empty_plan(group.consumers)\n"
+        "    for queue in group.queues if plan else ():\n"
+        "        index = zlib.crc32(repr(queue).encode()) % len(plan)\n"
+        "        plan[group.consumers[index]].append(queue)\n"
+        "    return plan\n\n"
+        "check_strategy(by_crc)\n"
+        "print('checked')\n",
+        encoding="utf-8",
+    )
+    completed = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == "checked\n"

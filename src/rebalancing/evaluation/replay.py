@@ -6,16 +6,17 @@ step rebalances from the strategy's own previous plan. A protocol strategy (one 
 previous one left, and its rows carry the protocol cost: releases, protocol steps, rounds and
 whether it converged (None for the others). The function the caller passes is the one that runs,
 whatever its name. A strategy that raises, or returns something that is not a plan, fails that
-step: the row says so (`failed`, `error`) and scores an empty plan (every queue an orphan); the
-next step starts from the last plan in force, as a real group would. Nothing here imports Spark.
-Runtime complexity: per step and strategy, the strategy's own cost plus O(|Q| + |C| log |C|).
+step: the row says so (`failed`, `error`), scores an empty plan (every queue an orphan) and
+leaves balance, spread and stickiness undefined (None), so that a failure never looks balanced;
+the next step starts from the last plan in force, as a real group would. No Spark here.
+Runtime complexity: per step and strategy, the strategy's own cost plus O(|Q| + |C|).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from rebalancing.contract import AssignFunction, ProtocolRun, StrategySession
@@ -40,7 +41,7 @@ class ScoreRow:
     queues_added: int
     queues_removed: int
     balance_degree: float | None
-    spread: int
+    spread: int | None
     stickiness: float | None
     optimal_stickiness: float | None
     stickiness_gap: float | None
@@ -147,6 +148,10 @@ def score_scenario(
             previous = runner.plan
             plan, run, error, elapsed = runner.rebalance(step)
             scores: Scores = score(step.queues, step.consumers, previous, plan)
+            if error:  # no plan: balance and stickiness are undefined, not perfect
+                scores = replace(
+                    scores, balance_degree=None, spread=None, stickiness=None, stickiness_gap=None
+                )
             yield ScoreRow(
                 base_seed=scenario.base_seed,
                 scenario=scenario.index,

@@ -17,11 +17,12 @@ Neither the plan nor P is trusted: every score is computed from what they actual
 broken strategy shows up as orphans, duplicates or unknown ids instead of an exception, and so
 does the next step, whose P is that broken plan (a queue P lists under several consumers counts
 as held by the first of them, in P's order).
-Runtime complexity: O(|Q| + |C| log |C| + size of P).
+Runtime complexity: O(|Q| + |C| + size of P).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ class Scores:
     """Every score of one rebalance (see the module docstring for the definitions)."""
 
     balance_degree: float | None
-    spread: int
+    spread: int | None
     stickiness: float | None
     optimal_stickiness: float | None
     stickiness_gap: float | None
@@ -87,7 +88,13 @@ def first_owners(previous: Mapping[Any, Iterable[Any]] | None) -> dict[Any, Any]
     counts as held by its first holder in `previous`' order."""
     owner: dict[Any, Any] = {}
     for consumer, owned in reversed(list((previous or {}).items())):  # the first holder last
-        owner.update(zip(owned, repeat(consumer)))  # at C speed
+        held = list(owned)
+        try:
+            owner.update(zip(held, repeat(consumer)))  # at C speed
+        except TypeError:  # an unhashable entry is no queue: keep the others
+            for queue in held:
+                with contextlib.suppress(TypeError):
+                    owner[queue] = consumer
     return owner
 
 
@@ -99,22 +106,30 @@ def score(
 ) -> Scores:
     """Score `plan` for the group (`queues`, `consumers`) that `previous` was rebalanced into."""
     queue_set = set(queues)
-    consumer_list = sorted(set(consumers))
-    consumer_set = set(consumer_list)
+    consumer_set = set(consumers)
     owner_before = first_owners(previous)
 
     holders: dict[Any, Any] = {}
     duplicates: set[Any] = set()
     unknown_queues = 0
+    count_of = dict.fromkeys(consumer_set, 0)
     for consumer, owned in plan.items():
-        for queue in owned:
-            if queue not in queue_set:
+        count = 0
+        for queue in owned:  # read once: the lists may be iterators
+            count += 1
+            try:
+                known = queue in queue_set
+            except TypeError:  # unhashable, so not a queue of the group
+                known = False
+            if not known:
                 unknown_queues += 1
             elif queue in holders:
                 duplicates.add(queue)
             else:
                 holders[queue] = consumer
-    counts = [len(list(plan.get(consumer, ()))) for consumer in consumer_list]
+        if consumer in count_of:
+            count_of[consumer] = count
+    counts = list(count_of.values())
 
     previously_held = [queue for queue in queue_set if queue in owner_before]
     changed = [
@@ -125,7 +140,7 @@ def score(
 
     stickiness = optimal = gap = None
     if queue_set and owner_before:
-        best = optimal_kept(queue_set, consumer_list, owner_before)
+        best = optimal_kept(queue_set, consumer_set, owner_before)
         stickiness = kept / len(queue_set)
         optimal = best / len(queue_set)
         gap = (best - kept) / len(queue_set)
