@@ -22,6 +22,7 @@ ALLOWED = {
     "evaluation": {"contract", "strategies", "sac"},
     "harness": {"contract", "strategies", "sac", "evaluation"},
     "runtime": set(),
+    "adapters": {"contract", "strategies", "sac", "runtime"},
 }
 
 

@@ -8,6 +8,7 @@ core runs it through one session per scenario and reports the protocol's cost.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -65,13 +66,47 @@ STRATEGIES: Mapping[str, Strategy] = _by_name(
 )
 
 
-def select(names: str) -> tuple[Strategy, ...]:
-    """Registered strategies from a comma-separated list of names; ValueError names unknown ones."""
-    chosen = tuple(name.strip() for name in names.split(",") if name.strip())
-    unknown = [name for name in chosen if name not in STRATEGIES]
-    if unknown or not chosen:
+def resolve(name: str) -> Strategy:
+    """The strategy a name stands for: a registered name, or `package.module:function` for a
+    strategy of your own (an `assign` function, or a Strategy object, importable on this path).
+
+    ValueError says what was tried when the name resolves to nothing.
+    """
+    if name in STRATEGIES:
+        return STRATEGIES[name]
+    module_name, colon, attribute = name.partition(":")
+    if not colon:
         raise ValueError(
-            f"unknown strategy {', '.join(map(repr, unknown)) or '(none given)'}; "
-            f"known: {', '.join(STRATEGIES)}"
+            f"unknown strategy {name!r}: not a registered name ({', '.join(STRATEGIES)}) "
+            "and not of the form package.module:function"
         )
-    return tuple(STRATEGIES[name] for name in chosen)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(
+            f"strategy {name!r}: could not import module {module_name!r} ({error})"
+        ) from error
+    found = getattr(module, attribute, None)
+    if isinstance(found, Strategy):
+        return found
+    if found is None or not callable(found):
+        raise ValueError(f"strategy {name!r}: module {module_name!r} has no function {attribute!r}")
+    return Strategy(name, found, f"{module_name}:{attribute}")
+
+
+def select(names: str) -> tuple[Strategy, ...]:
+    """Strategies from a comma-separated list of names (see `resolve`); ValueError names the
+    ones that resolve to nothing."""
+    chosen = tuple(name.strip() for name in names.split(",") if name.strip())
+    if not chosen:
+        raise ValueError(f"no strategy given; known: {', '.join(STRATEGIES)}")
+    resolved: list[Strategy] = []
+    problems: list[str] = []
+    for name in chosen:
+        try:
+            resolved.append(resolve(name))
+        except ValueError as error:
+            problems.append(str(error))
+    if problems:
+        raise ValueError("; ".join(problems))
+    return tuple(resolved)

@@ -1,0 +1,47 @@
+"""Names resolve to strategies: registered names, and `package.module:function` for your own."""
+
+from __future__ import annotations
+
+import pytest
+
+from rebalancing.strategies import STRATEGIES, Strategy, averagely, resolve, select
+
+
+def test_a_registered_name_resolves_to_the_registered_object() -> None:
+    assert resolve("sticky") is STRATEGIES["sticky"]
+
+
+def test_module_colon_function_resolves_to_that_function() -> None:
+    strategy = resolve("rebalancing.strategies.averagely:assign")
+    assert strategy.assign is averagely.assign
+    assert strategy.name == "rebalancing.strategies.averagely:assign"
+    assert strategy.open_session is None
+
+
+def test_module_colon_name_of_a_strategy_object_gives_that_object() -> None:
+    assert resolve("tests.strategies.test_registry:MY_STRATEGY") is MY_STRATEGY
+
+
+MY_STRATEGY = Strategy("mine", averagely.assign, "a test's own")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("bogus", "not a registered name"),
+        ("no_such_package.anything:assign", "could not import module 'no_such_package.anything'"),
+        ("rebalancing.strategies.averagely:nothing", "has no function 'nothing'"),
+        ("rebalancing.strategies.averagely:__doc__", "has no function '__doc__'"),
+    ],
+)
+def test_a_name_that_resolves_to_nothing_says_what_was_tried(name: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        resolve(name)
+
+
+def test_select_reports_every_name_that_fails() -> None:
+    with pytest.raises(ValueError, match=r"'one'.*'two'"):
+        select("sticky, one, two")
+    with pytest.raises(ValueError, match="no strategy given"):
+        select(" , ")
+    assert [strategy.name for strategy in select("sac, sticky")] == ["sac", "sticky"]
