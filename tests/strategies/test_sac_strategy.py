@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 
 from rebalancing.sac import model
@@ -65,3 +66,58 @@ def test_the_step_bound_is_reported_in_the_run() -> None:
     run = sac.run(range(30), range(6), None, "id", max_steps=5)
     assert not run.converged
     assert sorted(queue for owned in run.owners.values() for queue in owned) == list(range(30))
+
+
+def test_a_session_keeps_the_line_order_the_protocol_built_where_assign_cannot() -> None:
+    """Apps join one by one as c, b, a: q1's line is c (active), then b, then a. When c leaves,
+    the session promotes b, the next in line; `assign` has only the owners, rebuilds the line in
+    sorted id order (a, b) and promotes a."""
+    for engine in sac.ENGINES:
+        session = sac.Session(engine=engine)
+        for apps in (["c"], ["b", "c"], ["a", "b", "c"]):
+            previous = session.rebalance(["q1"], apps).owners
+        assert previous == {"a": [], "b": [], "c": ["q1"]}
+        assert session.snapshot()[2] == (("b", "a"),)
+        assert session.rebalance(["q1"], ["a", "b"]).owners == {"a": [], "b": ["q1"]}
+        assert sac.assign(["q1"], ["a", "b"], previous) == {"a": ["q1"], "b": []}
+
+
+def test_a_rejoining_app_is_a_new_app_at_the_back_of_every_line() -> None:
+    session = sac.Session()
+    session.rebalance(["q1", "q2"], ["a", "b"])
+    session.rebalance(["q1", "q2"], ["b"])
+    session.rebalance(["q1", "q2"], ["a", "b"])
+    _, apps, _, _, start_ids, next_id = session.snapshot()
+    assert (apps, start_ids, next_id) == (("a", "b"), (3, 2), 4)
+
+
+@pytest.mark.parametrize("policy", sac.RELEASE_POLICIES)
+def test_every_release_policy_settles_balanced_and_releases_what_it_names(policy: str) -> None:
+    run = sac.run(range(6), ["a1", "a2"], release=policy, engine="reference")
+    assert sorted(len(owned) for owned in run.owners.values()) == [3, 3]
+    # a1 starts first and is active on all six; it releases three of them to a2
+    released = set(run.owners["a2"])
+    if policy == "highest":
+        assert released == {3, 4, 5}
+    elif policy == "lowest":
+        assert released == {0, 1, 2}
+    elif policy == "newest":  # promoted in queue order, so the newest are the highest
+        assert released == {3, 4, 5}
+
+
+def test_newest_releases_the_queue_promoted_last_not_the_highest() -> None:
+    """a alone holds queues 1..4; queue 0 is added as b joins: a, first in its line, is
+    promoted on 0 last, so `newest` releases 0 where `highest` would release 4."""
+    session = sac.Session(release="newest", engine="reference")
+    session.rebalance([1, 2, 3, 4], ["a"])
+    run = session.rebalance([0, 1, 2, 3, 4], ["a", "b"])
+    assert 0 in run.owners["b"]  # 0 became active on a last, so a released it first
+
+
+def test_bad_parameters_name_the_culprit() -> None:
+    with pytest.raises(ValueError, match="release policy 'oldest'"):
+        sac.Session(release="oldest")
+    with pytest.raises(ValueError, match="Position variant 'ids'"):
+        sac.Session(variant="ids")
+    with pytest.raises(ValueError, match="engine 'gpu'"):
+        sac.run(["q"], ["a"], engine="gpu")  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from rebalancing.contract import AssignFunction, ProtocolRun, StrategySession
-from rebalancing.evaluation.scenarios import Scenario, Step
+from rebalancing.evaluation.scenarios import Scenario, Step, scenario_seed
 from rebalancing.evaluation.scores import Scores, score
 from rebalancing.strategies import Strategy
 
@@ -89,10 +89,10 @@ def as_strategies(strategies: Mapping[str, Strategy | AssignFunction]) -> dict[s
 class _Runner:
     """One strategy through one scenario: its plan in force, and its session if it has one."""
 
-    def __init__(self, strategy: Strategy) -> None:
+    def __init__(self, strategy: Strategy, seed: int) -> None:
         self.strategy = strategy
         self.session: StrategySession | None = (
-            strategy.open_session() if strategy.open_session else None
+            strategy.open_session(seed=seed) if strategy.open_session else None
         )
         self.plan: dict[Any, list[Any]] | None = None
 
@@ -142,7 +142,10 @@ def score_scenario(
     scenario: Scenario, strategies: Mapping[str, Strategy | AssignFunction]
 ) -> Iterator[ScoreRow]:
     """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order."""
-    runners = {name: _Runner(strategy) for name, strategy in as_strategies(strategies).items()}
+    seed = scenario_seed(scenario.base_seed, scenario.index)
+    runners = {
+        name: _Runner(strategy, seed) for name, strategy in as_strategies(strategies).items()
+    }
     for step in scenario.steps():
         for name, runner in runners.items():
             previous = runner.plan

@@ -1,12 +1,28 @@
 """The strategies (one module each) and their registry; what consumer code imports."""
 
-from rebalancing.strategies import averagely, round_robin, sac, sticky
-from rebalancing.strategies.registry import STRATEGIES, Strategy, resolve, select
+from rebalancing.strategies import (
+    averagely,
+    bounded_consistent_hash,
+    consistent_hash,
+    round_robin,
+    sac,
+    sticky,
+)
+from rebalancing.strategies.registry import (
+    DEFAULT_STRATEGIES,
+    STRATEGIES,
+    Strategy,
+    resolve,
+    select,
+)
 
 __all__ = [
+    "DEFAULT_STRATEGIES",
     "STRATEGIES",
     "Strategy",
     "averagely",
+    "bounded_consistent_hash",
+    "consistent_hash",
     "resolve",
     "round_robin",
     "sac",

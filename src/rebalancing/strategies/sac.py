@@ -4,27 +4,149 @@ rebalancing.tla.txt, specs/sac_leaderless.tla): a protocol, simulated.
 Every app subscribes to every queue; per queue the broker keeps one active consumer and a FIFO
 of waiting subscribers; an app holding more active queues than its ideal number releases one
 (cancel, then subscribe again at the back of that queue's FIFO) and the broker makes the FIFO's
-head active. `assign` rebuilds the protocol state from `previous` (the active owners: apps still
-present keep their active queues and their place in line, waiting in start-id order; newcomers
-start after them in sorted id order), runs it to quiescence with the deterministic round
-schedule of rebalancing.sac.schedulers and returns the final active owners.
-`assign` uses the `id` Position variant (ties broken by start id, as the spec's comment intends);
-`assign_spec_position` keeps the spec's Position exactly as written (a tied app counts as ahead).
-`run` returns the owners with the protocol cost (releases, steps, rounds, convergence); a
-`Session` runs one group through successive rebalances (what the scoring core uses).
-Runtime complexity: O(|Q| x |A|) for the subscriptions, plus O(|A|) per release near balance;
-a cold start costs about |Q| x |A| / 2 releases (the cascade the spec warns of).
+head active. The round schedule of rebalancing.sac.schedulers runs it to quiescence.
+
+- `Session` carries one group's whole protocol state across rebalances: the FIFOs in the order
+  the protocol built them, the active owners, the start ids in the order apps joined and the id
+  counter (what the scoring core uses, one session per scenario).
+- `assign(queues, consumers, previous)` has only the owners of `previous`, so it reconstructs:
+  the apps of `previous` still present get start ids in sorted id order and wait on every queue
+  they are not active on, in that order; they keep their active queues; newcomers start after
+  them in sorted id order. `run` is the same with the protocol's cost.
+
+Parameters: `variant` ("id": ties of Position go by start id, as the spec's comment intends;
+"spec": Position exactly as written, a tied app counts as ahead); `release`, which active queue
+an over-ideal app releases (the spec allows any): "highest" (the default), "lowest", "newest"
+(the one it became active on last) or "random" (a SplitMix64 stream from `seed`); `engine`:
+"kernel" (rebalancing.sac.kernel, compiled with numba; the default when numba is installed) or
+"reference" (rebalancing.sac.model, every action through the spec's guards; the definition).
+Runtime complexity: O(|Q| x |A|) for the subscriptions, then per release O(|A|) (reference) or
+O(log |Q| + log |A|) (kernel); a cold start costs about |Q| x |A| / 2 releases.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import importlib.util
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from rebalancing.contract import ConsumerT, ProtocolRun, QueueT, prepare
-from rebalancing.sac.model import PositionVariant, SacState
-from rebalancing.sac.schedulers import run_rounds
+from rebalancing.sac.model import POSITION_VARIANTS, PositionVariant, SacState
+from rebalancing.sac.schedulers import RELEASE_POLICIES, ReleasePolicy, default_step_bound
+
+__all__ = [
+    "ENGINES",
+    "RELEASE_POLICIES",
+    "Engine",
+    "Session",
+    "assign",
+    "assign_newest",
+    "assign_random",
+    "assign_spec_position",
+    "default_engine",
+    "protocol_state",
+    "run",
+]
+from rebalancing.sac.sessions import ReferenceEngine
+
+Engine = Literal["kernel", "reference"]
+ENGINES: tuple[Engine, ...] = ("kernel", "reference")
+
+
+class _Engine(Protocol):
+    def change(self, queues: list[Any], apps: list[Any]) -> None: ...
+
+    def load_owners(
+        self, queues: list[Any], apps: list[Any], owner: dict[Any, Any], existing: list[Any]
+    ) -> None: ...
+
+    def settle(self, variant: PositionVariant, bound: int) -> ProtocolRun: ...
+
+    def snapshot(self) -> tuple[Any, ...]: ...
+
+
+def default_engine() -> Engine:
+    """ "kernel" when numba can be imported, else "reference" (found without importing it)."""
+    return "kernel" if importlib.util.find_spec("numba") is not None else "reference"
+
+
+def _open_engine(
+    variant: str, release: str, engine: Engine | None, seed: int
+) -> tuple[PositionVariant, _Engine]:
+    if variant not in POSITION_VARIANTS:
+        raise ValueError(f"unknown Position variant {variant!r}; known: {POSITION_VARIANTS}")
+    if release not in RELEASE_POLICIES:
+        raise ValueError(f"unknown release policy {release!r}; known: {RELEASE_POLICIES}")
+    chosen = default_engine() if engine is None else engine
+    if chosen not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; known: {ENGINES}")
+    checked_variant: PositionVariant = variant  # checked above
+    policy: ReleasePolicy = release
+    if chosen == "kernel":
+        from rebalancing.sac.kernel import KernelEngine  # numba: only when asked for
+
+        return checked_variant, KernelEngine(policy, seed)
+    return checked_variant, ReferenceEngine(policy, seed)
+
+
+class Session:
+    """One group's SAC protocol across successive rebalances (the registry's session hook).
+
+    `rebalance(queues, consumers)` applies a membership change as the protocol sees it: departed
+    apps leave every FIFO and lose their active queues; new apps Start (in sorted id order among
+    themselves) and Subscribe to every queue; new queues get every started app subscribed in
+    start-id order; removed queues vanish with their FIFO; then the round schedule runs to
+    quiescence. A graceful leave and a crash are the same change here: RabbitMQ removes a
+    consumer that cancels, closes its channel or loses its connection from every queue the same
+    way; they differ only in when (a crash waits for the heartbeat timeout), which a rebalance
+    does not model. An app that leaves and comes back is a new app: it gets a new start id and
+    waits at the back of every FIFO.
+    """
+
+    def __init__(
+        self,
+        variant: str = "id",
+        release: str = "highest",
+        engine: Engine | None = None,
+        seed: int = 0,
+        max_steps: int | None = None,
+    ) -> None:
+        self.variant, self._engine = _open_engine(variant, release, engine, seed)
+        self.max_steps = max_steps
+
+    def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
+        """The group is now `queues` x `consumers`: apply the change and settle."""
+        group = prepare(queues, consumers, None)
+        self._engine.change(group.queues, group.consumers)
+        bound = self.max_steps
+        if bound is None:
+            bound = default_step_bound(len(group.queues), len(group.consumers))
+        return self._engine.settle(self.variant, bound)
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """(queues, apps, each queue's FIFO, its active app or None, start ids, next id): the
+        protocol state after the last rebalance, the same from either engine."""
+        return self._engine.snapshot()
+
+
+def run(
+    queues: Iterable[QueueT],
+    consumers: Iterable[ConsumerT],
+    previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
+    variant: str = "id",
+    max_steps: int | None = None,
+    release: str = "highest",
+    engine: Engine | None = None,
+    seed: int = 0,
+) -> ProtocolRun:
+    """Reconstruct the protocol state from `previous` (see the module docstring), run it to
+    quiescence; the owners and what it cost."""
+    checked_variant, opened = _open_engine(variant, release, engine, seed)
+    group = prepare(queues, consumers, previous)
+    existing = [app for app in group.consumers if previous is not None and app in previous]
+    opened.load_owners(group.queues, group.consumers, group.kept_owner, existing)
+    bound = default_step_bound(len(group.queues), len(group.consumers))
+    return opened.settle(checked_variant, bound if max_steps is None else max_steps)
 
 
 def protocol_state(
@@ -32,33 +154,12 @@ def protocol_state(
     consumers: Iterable[ConsumerT],
     previous: Mapping[ConsumerT, Iterable[QueueT]] | None,
 ) -> SacState:
-    """The protocol's state when the group changes: see the module docstring."""
+    """The reference model's state that `run` reconstructs from `previous`, before it runs."""
     group = prepare(queues, consumers, previous)
-    state = SacState.initial(group.queues, group.consumers)
     existing = [app for app in group.consumers if previous is not None and app in previous]
-    for start_id, app in enumerate(existing, start=1):
-        state.start_id[app] = start_id
-    state.next_id = len(existing) + 1
-    for queue in group.queues:
-        fifo = OrderedDict.fromkeys(existing)  # waiting in start-id order
-        if queue in group.kept_owner:
-            owner = group.kept_owner[queue]
-            state.active[queue] = owner
-            fifo.pop(owner, None)
-        state.waiting[queue] = fifo
-    state.recompute_derived()
-    return state
-
-
-def run(
-    queues: Iterable[QueueT],
-    consumers: Iterable[ConsumerT],
-    previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
-    variant: PositionVariant = "id",
-    max_steps: int | None = None,
-) -> ProtocolRun:
-    """Run the protocol from `previous` to quiescence; the owners and what it cost."""
-    return run_rounds(protocol_state(queues, consumers, previous), variant, max_steps)
+    engine = ReferenceEngine()
+    engine.load_owners(group.queues, group.consumers, group.kept_owner, existing)
+    return engine.state
 
 
 def assign(
@@ -66,8 +167,28 @@ def assign(
     consumers: Iterable[ConsumerT],
     previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
 ) -> dict[ConsumerT, list[QueueT]]:
-    """The active owners after the protocol settles (`id` Position variant)."""
-    return run(queues, consumers, previous, "id").owners
+    """The active owners after the protocol settles (`id` Position variant, `highest`)."""
+    return run(queues, consumers, previous).owners
+
+
+def assign_newest(
+    queues: Iterable[QueueT],
+    consumers: Iterable[ConsumerT],
+    previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
+) -> dict[ConsumerT, list[QueueT]]:
+    """The active owners after the protocol settles, each release giving up the queue the app
+    became active on last (in a reconstruction: its highest kept queue, then promotion order)."""
+    return run(queues, consumers, previous, release="newest").owners
+
+
+def assign_random(
+    queues: Iterable[QueueT],
+    consumers: Iterable[ConsumerT],
+    previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
+) -> dict[ConsumerT, list[QueueT]]:
+    """The active owners after the protocol settles, each release giving up a random active
+    queue (seed 0: a plain call has no scenario to draw a seed from, and must be deterministic)."""
+    return run(queues, consumers, previous, release="random").owners
 
 
 def assign_spec_position(
@@ -77,27 +198,3 @@ def assign_spec_position(
 ) -> dict[ConsumerT, list[QueueT]]:
     """The active owners after the protocol settles (Position exactly as the spec writes it)."""
     return run(queues, consumers, previous, "spec").owners
-
-
-class Session:
-    """One group's SAC protocol across successive rebalances (the registry's session hook).
-
-    What it carries from one rebalance to the next is the active owners of the last one; each
-    `rebalance` rebuilds the FIFOs and start ids from them exactly as `protocol_state` does, so a
-    session step equals `run(queues, consumers, previous_owners, variant)`.
-    """
-
-    def __init__(self, variant: PositionVariant = "id") -> None:
-        self.variant: PositionVariant = variant
-        self.owners: dict[Any, list[Any]] | None = None
-
-    def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
-        """Apply a membership change and run the protocol to quiescence."""
-        result = run(queues, consumers, self.owners, self.variant)
-        self.owners = result.owners
-        return result
-
-
-def spec_position_session() -> Session:
-    """A session with the spec's Position exactly as written."""
-    return Session("spec")

@@ -1,0 +1,115 @@
+"""The compiled kernel refines the reference model: on thousands of seeded sessions (joins,
+bursts, leaves, crashes, queues added and removed, rolling restarts; both Position readings;
+every release policy; step bounds that cut runs short) both engines give the same owners,
+releases, steps, rounds, convergence and the same protocol state after every rebalance."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rebalancing.sac.model import POSITION_VARIANTS
+from rebalancing.sac.schedulers import RELEASE_POLICIES
+from rebalancing.strategies import sac
+
+SESSIONS = 2400
+
+
+def _memberships(rng: random.Random) -> Iterator[tuple[list[Any], list[str]]]:
+    """A group's successive (queues, apps), drawn from `rng`: a starting group, then changes."""
+    next_queue, next_app = 0, 0
+
+    def new_queues(count: int) -> list[Any]:
+        nonlocal next_queue
+        made = [f"q{next_queue + offset:03d}" for offset in range(count)]
+        next_queue += count
+        return made
+
+    def new_apps(count: int) -> list[str]:
+        nonlocal next_app
+        # names from both ends of the alphabet, so that newcomers sort before and after others
+        made = [f"{rng.choice('az')}{next_app + offset:03d}" for offset in range(count)]
+        next_app += count
+        return made
+
+    queues = new_queues(rng.randint(0, 14))
+    apps = new_apps(rng.randint(0, 7))
+    yield queues, apps
+    for _ in range(rng.randint(2, 7)):
+        kind = rng.choice(
+            ["join", "burst", "leave", "crash", "queues_added", "queues_removed", "restart"]
+        )
+        if kind == "join":
+            apps = apps + new_apps(1)
+        elif kind == "burst":
+            apps = apps + new_apps(rng.randint(2, 4))
+        elif kind in ("leave", "crash") and apps:
+            apps = [app for app in apps if app != rng.choice(apps)]
+        elif kind == "queues_added":
+            queues = queues + new_queues(rng.randint(1, 5))
+        elif kind == "queues_removed" and queues:
+            removed = set(rng.sample(queues, rng.randint(1, len(queues))))
+            queues = [queue for queue in queues if queue not in removed]
+        elif kind == "restart":  # every app leaves and rejoins under its own id, in turn
+            for app in list(apps):
+                yield queues, [other for other in apps if other != app]
+                yield queues, apps
+            continue
+        yield queues, apps
+
+
+def _session_parameters(seed: int) -> tuple[str, str, int | None]:
+    rng = random.Random(seed)
+    variant = rng.choice(POSITION_VARIANTS)
+    policy = rng.choice(RELEASE_POLICIES)
+    max_steps = rng.choice([None] * 9 + [rng.randint(0, 60)])
+    return variant, policy, max_steps
+
+
+@pytest.mark.parametrize("block", range(8))
+def test_both_engines_agree_after_every_rebalance_of_seeded_sessions(block: int) -> None:
+    for seed in range(block, SESSIONS, 8):
+        variant, policy, max_steps = _session_parameters(seed)
+        kernel = sac.Session(variant, policy, "kernel", seed=seed, max_steps=max_steps)
+        reference = sac.Session(variant, policy, "reference", seed=seed, max_steps=max_steps)
+        for step, (queues, apps) in enumerate(_memberships(random.Random(seed))):
+            where = f"seed {seed} step {step} ({variant}, {policy}, max_steps={max_steps})"
+            assert kernel.rebalance(queues, apps) == reference.rebalance(queues, apps), where
+            assert kernel.snapshot() == reference.snapshot(), where
+
+
+@pytest.mark.parametrize("policy", RELEASE_POLICIES)
+@pytest.mark.parametrize("variant", POSITION_VARIANTS)
+def test_both_engines_agree_on_runs_reconstructed_from_owners(variant: str, policy: str) -> None:
+    for seed in range(150):
+        rng = random.Random(seed)
+        queues = [f"q{number}" for number in range(rng.randint(0, 16))]
+        apps = [f"a{number}" for number in range(rng.randint(0, 7))]
+        previous: dict[str, list[str]] = {}
+        for queue in queues:  # a previous plan of any shape, with departed apps and queues
+            owner = rng.choice([*apps, "gone", None])
+            if owner is not None:
+                previous.setdefault(owner, []).append(queue)
+        for app in rng.sample(apps, len(apps) // 2):
+            previous.setdefault(app, [])
+        previous.setdefault("gone", []).append("removed queue")
+        runs = [
+            sac.run(queues, apps, previous, variant, release=policy, engine=engine, seed=seed)
+            for engine in sac.ENGINES
+        ]
+        assert runs[0] == runs[1], f"seed {seed}"
+
+
+def test_both_engines_agree_on_larger_cold_starts_and_changes() -> None:
+    for queue_count, app_count in [(64, 9), (130, 17), (257, 31)]:
+        for policy in RELEASE_POLICIES:
+            sessions = [sac.Session("id", policy, engine, seed=7) for engine in sac.ENGINES]
+            apps = [f"a{number:03d}" for number in range(app_count)]
+            queues = list(range(queue_count))
+            for group in [(queues, apps), (queues, apps[1:]), (queues[3:], [*apps, "new"])]:
+                runs = [session.rebalance(*group) for session in sessions]
+                assert runs[0] == runs[1]
+                assert runs[0].converged
