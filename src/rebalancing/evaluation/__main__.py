@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from rebalancing.evaluation.aggregates import markdown_table, summarise
 from rebalancing.evaluation.replay import score_scenarios
 from rebalancing.evaluation.scenarios import generate_scenarios
-from rebalancing.strategies import STRATEGIES, select
+from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, select
 
 
 def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
@@ -24,8 +24,10 @@ def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="base seed of the scenarios")
     parser.add_argument(
         "--strategies",
-        default=",".join(STRATEGIES),
-        help=f"comma-separated strategy names (known: {', '.join(STRATEGIES)})",
+        default=",".join(DEFAULT_STRATEGIES),
+        help=f"comma-separated strategy names or package.module:function (default: all of "
+        f"{', '.join(DEFAULT_STRATEGIES)}; also known: "
+        f"{', '.join(sorted(set(STRATEGIES) - set(DEFAULT_STRATEGIES)))})",
     )
     namespace = parser.parse_args(arguments)
     if namespace.scenarios <= 0:

@@ -1,0 +1,70 @@
+"""Plug any strategy into a Kafka consumer group: partition assignors for kafka-python and
+aiokafka.
+
+    consumer = KafkaConsumer("orders", group_id="workers",
+                             partition_assignment_strategy=[kafka_python_assignor("sticky")])
+    consumer = AIOKafkaConsumer("orders", group_id="workers",
+                                partition_assignment_strategy=(aiokafka_assignor("sticky"),))
+
+`strategy` is a registered name or `package.module:function` (rebalancing.strategies.resolve);
+the queues it sees are `(topic, partition)` pairs and the consumers are member ids. The group's
+leader runs it with the previous plan, which every member sends in its subscription's user data
+the way Kafka's StickyAssignor does (owned partitions and generation, StickyAssignorUserData
+v1); stale members own nothing. Members with different subscriptions are planned per topic.
+The rules are in rebalancing.adapters.kafka_plan; the clients' interfaces, and how they
+differ, in rebalancing.adapters.kafka_python and rebalancing.adapters.kafka_aiokafka. A protocol
+strategy (sac, sac_spec) runs through its stateless `assign`: what a Kafka group carries from
+one generation to the next is the owners, not the protocol's session state (its FIFOs).
+
+Each client is imported only when its assignor is made, so this module imports with neither
+installed (they come with the `kafka` extra). Every member of a group must use the same
+strategy under the same protocol name: the default name is `rebalancing-<strategy>` (the
+cooperative variant: `rebalancing-cooperative-<strategy>`), distinct from kafka-python's own
+"sticky", so a group that mixes them picks one protocol all members support, or refuses.
+Runtime complexity: resolving the strategy, O(1) otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rebalancing.strategies import Strategy, resolve
+
+
+def kafka_python_assignor(
+    strategy: str | Strategy = "sticky", *, cooperative: bool = False, name: str | None = None
+) -> Any:
+    """A kafka-python AbstractPartitionAssignor instance running `strategy`, one per consumer.
+
+    `cooperative=True` gives the variant for kafka-python's COOPERATIVE protocol (KIP-429): a
+    partition that moves is first revoked by its owner and assigned in the next rebalance. The
+    consumer then rebalances cooperatively, so all its assignors must support it.
+    ValueError when `strategy` does not resolve (the message says what was tried).
+    """
+    from rebalancing.adapters import kafka_python  # kafka-python is optional
+
+    chosen = _resolved(strategy)
+    default = f"rebalancing-{'cooperative-' if cooperative else ''}{chosen.name}"
+    return kafka_python.StrategyAssignor(chosen, name=name or default, cooperative=cooperative)
+
+
+def aiokafka_assignor(strategy: str | Strategy = "sticky", *, name: str | None = None) -> Any:
+    """A new aiokafka AbstractPartitionAssignor class running `strategy`, one per consumer.
+
+    aiokafka calls its assignors' classmethods, so the member's state lives on the class: call
+    this once per consumer. ValueError when `strategy` does not resolve.
+    """
+    from rebalancing.adapters import kafka_aiokafka  # aiokafka is optional
+
+    chosen = _resolved(strategy)
+    return kafka_aiokafka.assignor_class(chosen, name or f"rebalancing-{chosen.name}")
+
+
+def _resolved(strategy: str | Strategy) -> Strategy:
+    if isinstance(strategy, Strategy):
+        return strategy
+    if not isinstance(strategy, str):
+        raise TypeError(
+            f"strategy must be a name or a Strategy, not {type(strategy).__name__}: {strategy!r}"
+        )
+    return resolve(strategy)

@@ -1,0 +1,304 @@
+"""Plan a Kafka consumer group with any strategy: the client-independent half of the Kafka
+assignors (plain values in, plain values out; no Kafka client is imported here).
+
+A group leader gets, from each member, the topics it subscribes to and the partitions it claims
+to own with the generation of the assignment that gave them (`Subscription`). This module turns
+that into the assignment of the next generation:
+
+1. Who owns what (`ownership`), by the rules of Kafka's sticky assignors: a member whose
+   generation is older than the newest one reported is stale and owns nothing (it missed a
+   rebalance, its partitions went to others); so of two claims on one partition, the one of the
+   highest generation wins. Two claims of the same generation (only a faulty leader makes them)
+   cancel: the partition counts as owned by nobody, as Java's AbstractStickyAssignor does when
+   all subscriptions are equal (here, whatever the subscriptions). A claim is never an error
+   and never a crash.
+2. The plan (`plan_group`). Queues are `(topic, partition)` pairs, consumers are member ids.
+   When every member subscribes to the same topics, the strategy runs once on the whole group,
+   so its promises (balance, stickiness) hold for the group's total counts. Otherwise it runs
+   once per topic, among that topic's subscribers only, with the previous plan restricted to
+   that topic: each partition goes only to a member subscribed to its topic, and the promises
+   hold per topic. Across topics nothing is promised: a member's total is the sum of its shares
+   of each topic, so with a strategy whose counts differ by at most one per topic the totals of
+   two members can differ by up to the number of topics they share (as with Kafka's
+   RangeAssignor); Kafka's StickyAssignor balances the totals instead. Any strategy can run per
+   topic (the contract asks nothing of the group beyond its ids), so none is refused; a plan
+   that breaks the contract (a partition missing, twice, or with a member outside the group) is
+   a RuntimeError naming the strategy and the partition, never passed on to the group.
+3. Cooperative rebalancing (KIP-429, `cooperative_round`): a partition whose target owner is
+   not its current owner is first revoked (its owner's new assignment leaves it out; the owner
+   rejoins) and assigned in the next rebalance, when nobody owns it any more. No partition is
+   ever assigned to a member while another member still owns it.
+
+Runtime complexity: O(P log P + M log M) for P partitions and M members, plus the strategy's
+own cost: one call on the whole group, or one call per topic on its partitions and subscribers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from rebalancing.strategies import Strategy
+
+Partition = tuple[str, int]
+"""A Kafka partition as the strategies see it: a `(topic, partition)` queue id."""
+
+NO_GENERATION = -1
+"""The generation of a member that has not been assigned anything yet (Kafka's default)."""
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """What one member sent the leader: the topics it subscribes to, the partitions it claims
+    to own, and the generation of the assignment that gave them (NO_GENERATION if none)."""
+
+    member_id: str
+    topics: frozenset[str]
+    owned: tuple[Partition, ...] = ()
+    generation: int = NO_GENERATION
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.member_id, str):
+            raise TypeError(f"member id {self.member_id!r} is not a str")
+
+
+class Cluster(Protocol):
+    """The one question the assignors ask of the cluster metadata (kafka-python's and
+    aiokafka's ClusterMetadata both answer it): a topic's partition numbers, None if unknown."""
+
+    def partitions_for_topic(self, topic: str) -> Collection[int] | None: ...
+
+
+def subscribed_partitions(
+    cluster: Cluster, subscriptions: Iterable[Subscription]
+) -> dict[str, list[int]]:
+    """topic -> sorted partition numbers, for every subscribed topic the cluster knows."""
+    partitions: dict[str, list[int]] = {}
+    for topic in sorted(frozenset().union(*(member.topics for member in subscriptions))):
+        numbers = cluster.partitions_for_topic(topic)
+        if numbers is not None:
+            partitions[topic] = sorted(numbers)
+    return partitions
+
+
+def by_topic(partitions: Iterable[Partition]) -> dict[str, list[int]]:
+    """topic -> sorted partition numbers, topics in sorted order: how Kafka's protocol structs
+    list partitions (previous_assignment, assigned_partitions, owned_partitions)."""
+    grouped: dict[str, list[int]] = {}
+    for topic, number in sorted(partitions):
+        grouped.setdefault(topic, []).append(number)
+    return grouped
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """Who owns what when the group rebalances (see the module docstring, step 1).
+
+    `previous` is the plan in force, member -> partitions it owns (sorted), for the strategy;
+    `claimants` maps each claimed partition to the members that claim it with the newest
+    generation (more than one only on a conflict); `newest_generation` is the newest reported;
+    `stale` names the members with claims that were ignored because their generation is older.
+    """
+
+    previous: dict[str, list[Partition]]
+    claimants: dict[Partition, tuple[str, ...]]
+    newest_generation: int
+    stale: tuple[str, ...]
+
+
+def ownership(subscriptions: Iterable[Subscription]) -> Ownership:
+    """The owners of the partitions, from the members' claims (module docstring, step 1).
+
+    Runtime complexity: O(M log M + C) for M members and C claims.
+    """
+    members = sorted(subscriptions, key=lambda subscription: subscription.member_id)
+    newest = max((member.generation for member in members), default=NO_GENERATION)
+    claimants: dict[Partition, list[str]] = {}
+    stale: list[str] = []
+    for member in members:
+        if member.generation < newest:
+            if member.owned:
+                stale.append(member.member_id)
+            continue
+        for partition in dict.fromkeys(member.owned):  # a claim listed twice counts once
+            claimants.setdefault(partition, []).append(member.member_id)
+    previous: dict[str, list[Partition]] = {member.member_id: [] for member in members}
+    for partition, claiming in claimants.items():
+        if len(claiming) == 1:
+            previous[claiming[0]].append(partition)
+        else:
+            log.warning(
+                "partition %r is claimed by %s in the same generation %d: it counts as owned "
+                "by none of them",
+                partition,
+                ", ".join(map(repr, claiming)),
+                newest,
+            )
+    if stale:
+        log.info(
+            "members %s missed a rebalance (generation older than %d): their claims are ignored",
+            ", ".join(map(repr, stale)),
+            newest,
+        )
+    for owned in previous.values():
+        owned.sort()
+    return Ownership(
+        previous,
+        {partition: tuple(claiming) for partition, claiming in claimants.items()},
+        newest,
+        tuple(stale),
+    )
+
+
+def plan_group(
+    strategy: Strategy,
+    partitions: Mapping[str, Collection[int]],
+    subscriptions: Sequence[Subscription],
+    owners: Ownership | None = None,
+) -> dict[str, list[Partition]]:
+    """The strategy's plan for the group: member -> sorted partitions, every member a key.
+
+    `partitions` maps each topic the cluster knows to its partition numbers; a subscribed topic
+    it does not know has no partitions to assign (logged). `owners` defaults to
+    `ownership(subscriptions)`. See the module docstring, step 2.
+    """
+    members = _member_ids(subscriptions)
+    owners = ownership(subscriptions) if owners is None else owners
+    topics_of = {member.member_id: member.topics for member in subscriptions}
+    subscribed = sorted(frozenset().union(*topics_of.values()))
+    for topic in subscribed:
+        if topic not in partitions:
+            log.warning("topic %r has no partition metadata: nothing of it is assigned", topic)
+    plan: dict[str, list[Partition]] = {member: [] for member in members}
+    if len(set(topics_of.values())) <= 1:
+        queues = [(topic, number) for topic in subscribed for number in partitions.get(topic, ())]
+        _merge(plan, _run(strategy, queues, members, owners.previous, "the group"))
+    else:
+        subscribers: dict[str, list[str]] = {topic: [] for topic in subscribed}
+        for member in members:  # in id order, so each list is sorted
+            for topic in topics_of[member]:
+                subscribers[topic].append(member)
+        previous: dict[str, dict[str, list[Partition]]] = {}
+        for member, owned in owners.previous.items():
+            for partition in owned:
+                previous.setdefault(partition[0], {}).setdefault(member, []).append(partition)
+        for topic in subscribed:
+            queues = [(topic, number) for number in partitions.get(topic, ())]
+            in_topic = _run(
+                strategy, queues, subscribers[topic], previous.get(topic, {}), f"topic {topic!r}"
+            )
+            _merge(plan, in_topic)
+    for owned in plan.values():
+        owned.sort()
+    return plan
+
+
+def _member_ids(subscriptions: Sequence[Subscription]) -> list[str]:
+    """The member ids, sorted; ValueError names a member that appears twice."""
+    counts = Counter(member.member_id for member in subscriptions)
+    twice = sorted(member for member, count in counts.items() if count > 1)
+    if twice:
+        raise ValueError(f"member {twice[0]!r} appears {counts[twice[0]]} times in the group")
+    return sorted(counts)
+
+
+def _run(
+    strategy: Strategy,
+    queues: list[Partition],
+    members: list[str],
+    previous: dict[str, list[Partition]],
+    scope: str,
+) -> dict[str, list[Partition]]:
+    """One call of the strategy, its plan checked against the contract."""
+    plan = strategy.assign(queues, members, previous)
+    _check_plan(plan, queues, members, f"strategy {strategy.name!r} for {scope}")
+    return plan
+
+
+def _check_plan(
+    plan: Mapping[str, Iterable[Partition]], queues: list[Partition], members: list[str], who: str
+) -> None:
+    """RuntimeError naming the first broken promise: a member missing or unknown, a partition
+    missing, unknown or held twice."""
+    if not isinstance(plan, Mapping):
+        raise RuntimeError(f"{who} returned {type(plan).__name__}, not a mapping")
+    missing = sorted(set(members) - set(plan))
+    if missing:
+        raise RuntimeError(f"{who} leaves member {missing[0]!r} out of its plan")
+    unknown = sorted(set(plan) - set(members), key=repr)
+    if unknown:
+        raise RuntimeError(f"{who} names {unknown[0]!r}, which is not in the group")
+    holder: dict[Partition, str] = {}
+    expected = set(queues)
+    for member in members:
+        for partition in plan[member]:
+            if partition not in expected:
+                raise RuntimeError(f"{who} assigns {partition!r}, which it was not given")
+            if partition in holder:
+                raise RuntimeError(
+                    f"{who} assigns {partition!r} to both {holder[partition]!r} and {member!r}"
+                )
+            holder[partition] = member
+    if len(holder) != len(expected):
+        orphan = min(expected - holder.keys())
+        raise RuntimeError(f"{who} leaves {orphan!r} unassigned")
+
+
+def _merge(plan: dict[str, list[Partition]], part: Mapping[str, list[Partition]]) -> None:
+    for member, owned in part.items():
+        plan[member].extend(owned)
+
+
+@dataclass(frozen=True)
+class CooperativeRound:
+    """One cooperative rebalance (KIP-429): what each member gets now, what it gives up now,
+    and what it will get in the next rebalance, once the current owner has let it go.
+
+    `assignment` leaves out every partition still owned by a member other than its target;
+    `revoked` is, per member, what it owns and is not given (it rejoins when not empty);
+    `deferred` is, per member, what its target holds back for the next round. All lists sorted.
+    """
+
+    assignment: dict[str, list[Partition]]
+    revoked: dict[str, list[Partition]]
+    deferred: dict[str, list[Partition]]
+
+    @property
+    def settled(self) -> bool:
+        """True when nothing is revoked, so no member rejoins and the target is reached."""
+        return not any(self.revoked.values())
+
+
+def cooperative_round(
+    target: Mapping[str, Iterable[Partition]], claimants: Mapping[Partition, Iterable[str]]
+) -> CooperativeRound:
+    """First phase of moving the group to `target` (member -> partitions) from the current
+    owners (`claimants`: partition -> members claiming it with the newest generation, as
+    `Ownership.claimants`): a partition goes to its target now only if no other member claims
+    it; otherwise it is held back, its owners revoke it and the next rebalance assigns it.
+
+    Runtime complexity: O(P log P) for P partitions.
+    """
+    assignment: dict[str, list[Partition]] = {member: [] for member in target}
+    deferred: dict[str, list[Partition]] = {member: [] for member in target}
+    for member, partitions in target.items():
+        for partition in partitions:
+            owned_by_another = any(
+                owner != member and owner in target for owner in claimants.get(partition, ())
+            )
+            (deferred if owned_by_another else assignment)[member].append(partition)
+    given = {member: set(owned) for member, owned in assignment.items()}
+    revoked: dict[str, list[Partition]] = {member: [] for member in target}
+    for partition, claiming in claimants.items():
+        for member in claiming:
+            if member in given and partition not in given[member]:
+                revoked[member].append(partition)
+    for plan in (assignment, revoked, deferred):
+        for owned in plan.values():
+            owned.sort()
+    return CooperativeRound(assignment, revoked, deferred)

@@ -1,0 +1,218 @@
+"""A kafka-python partition assignor that plans with any strategy (kafka-python 3.0.x).
+
+kafka-python's interface (kafka/coordinator/assignors/abstract.py): an assignor is an object with
+`name`, `metadata(topics) -> ConsumerProtocolSubscription` (sent in JoinGroup),
+`assign(cluster, members) -> {member_id: ConsumerProtocolAssignment}` (run by the leader; each
+member is a JoinGroupResponseMember whose `metadata` the coordinator has already decoded into a
+ConsumerProtocolSubscription), `on_assignment(assignment, generation)` (every member, after
+SyncGroup) and `supported_protocols()` (KIP-429 RebalanceProtocol modes). `KafkaConsumer`'s
+`partition_assignment_strategy` takes assignor instances as well as classes; an instance keeps
+its member's state (what it owns, and the generation), so give each consumer its own.
+
+The previous plan reaches the leader the way Kafka's StickyAssignor sends it: the subscription's
+user data is StickyAssignorUserData v1 (previous_assignment, generation), encoded with
+kafka-python's own struct but without the two-byte version header that kafka-python 3.0's own
+sticky assignor puts in front of it, so the bytes are those of Java's StickyAssignor and of
+aiokafka's (rebalancing.adapters.kafka_aiokafka). The leader reads them into
+rebalancing.adapters.kafka_plan, which applies Kafka's ownership rules and runs the strategy.
+
+kafka-python 3.0.12 has the COOPERATIVE protocol (RebalanceProtocol, CooperativeStickyAssignor):
+a consumer whose assignors all support it keeps its partitions across JoinGroup, revokes only
+those missing from its new assignment, and rejoins when it revoked any. The cooperative variant
+here supports only COOPERATIVE (as kafka-python's CooperativeStickyAssignor does: in an eager
+group nobody would rejoin to pick up the partitions it holds back), sends its owned partitions
+and generation also in the subscription's own fields (version 2: owned_partitions,
+generation_id, KIP-429 and KIP-792), and gives out the first round of `cooperative_round`.
+
+Runtime complexity: that of kafka_plan.plan_group, plus O(P) to decode and encode.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from typing import Any
+
+from kafka.coordinator.assignors.abstract import (  # type: ignore[import-untyped]
+    AbstractPartitionAssignor,
+    RebalanceProtocol,
+)
+from kafka.coordinator.assignors.sticky.user_data import (  # type: ignore[import-untyped]
+    StickyAssignorUserData,
+)
+from kafka.protocol.consumer.metadata import (  # type: ignore[import-untyped]
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
+
+from rebalancing.adapters.kafka_plan import (
+    NO_GENERATION,
+    Partition,
+    Subscription,
+    by_topic,
+    cooperative_round,
+    ownership,
+    plan_group,
+    subscribed_partitions,
+)
+from rebalancing.strategies import Strategy
+
+USER_DATA_VERSION = 1
+"""StickyAssignorUserData v1: previous_assignment and generation."""
+
+SUBSCRIPTION_VERSION = 0
+"""Eager members send topics and user data only, as kafka-python's StickyPartitionAssignor."""
+
+COOPERATIVE_SUBSCRIPTION_VERSION = 2
+"""Cooperative members also fill owned_partitions (v1+) and generation_id (v2+)."""
+
+ASSIGNMENT_VERSION = 0
+
+
+def encode_user_data(owned: Iterable[Partition], generation: int) -> bytes:
+    """StickyAssignorUserData v1 bytes, without kafka-python's version header (Java's layout)."""
+    data = StickyAssignorUserData(
+        previous_assignment=list(by_topic(owned).items()), generation=generation
+    )
+    encoded: bytes = data.encode(version=USER_DATA_VERSION, header=False)
+    return encoded
+
+
+def decode_user_data(data: bytes, member_id: str) -> tuple[tuple[Partition, ...], int]:
+    """(owned partitions, generation) from user data; ValueError names the member when the bytes
+    are not exactly one StickyAssignorUserData v1."""
+    buffer = io.BytesIO(data)
+    try:
+        decoded = StickyAssignorUserData.decode(buffer, version=USER_DATA_VERSION, header=False)
+    except Exception as error:  # the decoder raises struct.error, ValueError, ...
+        raise ValueError(
+            f"member {member_id!r}: its subscription user data is not StickyAssignorUserData "
+            f"v1 ({type(error).__name__}: {error}; {len(data)} bytes: {data[:32]!r})"
+        ) from error
+    if buffer.tell() != len(data):
+        raise ValueError(
+            f"member {member_id!r}: its subscription user data has {len(data) - buffer.tell()} "
+            f"bytes after a StickyAssignorUserData v1"
+        )
+    owned = tuple(
+        (str(topic), int(number))
+        for topic, numbers in decoded.previous_assignment
+        for number in numbers
+    )
+    return owned, int(decoded.generation)
+
+
+def subscription_of(member: Any) -> Subscription:
+    """A JoinGroupResponseMember (metadata decoded, or still bytes) as a Subscription.
+
+    The claims come from the user data; a member that sent none but filled the subscription's
+    own owned_partitions / generation_id (version 1+, as Java's cooperative consumers do) is
+    read from those. ValueError or TypeError names the member when nothing can be read.
+    """
+    member_id = member.member_id
+    metadata = member.metadata
+    if isinstance(metadata, bytes | bytearray | memoryview):
+        try:
+            metadata = ConsumerProtocolSubscription.decode(bytes(metadata))
+        except Exception as error:
+            raise ValueError(
+                f"member {member_id!r}: its metadata is not a ConsumerProtocolSubscription "
+                f"({type(error).__name__}: {error})"
+            ) from error
+    if not isinstance(metadata, ConsumerProtocolSubscription):
+        raise TypeError(
+            f"member {member_id!r}: metadata is {type(metadata).__name__}, "
+            "not a ConsumerProtocolSubscription"
+        )
+    topics = frozenset(str(topic) for topic in metadata.topics or ())
+    user_data = metadata.user_data
+    if isinstance(user_data, bytearray | memoryview):
+        user_data = bytes(user_data)
+    if user_data:
+        if not isinstance(user_data, bytes):
+            raise TypeError(
+                f"member {member_id!r}: user data is {type(user_data).__name__}, not bytes"
+            )
+        owned, generation = decode_user_data(user_data, member_id)
+        return Subscription(member_id, topics, owned, generation)
+    owned = tuple(
+        (str(entry.topic), int(number))
+        for entry in getattr(metadata, "owned_partitions", None) or ()
+        for number in entry.partitions
+    )
+    generation = getattr(metadata, "generation_id", NO_GENERATION)
+    return Subscription(
+        member_id, topics, owned, NO_GENERATION if generation is None else generation
+    )
+
+
+class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
+    """kafka-python assignor running a strategy of rebalancing.strategies (module docstring).
+
+    State: the partitions this member owns and the generation that gave them, from
+    `on_assignment`; None before the first assignment (the subscription then has no user data).
+    """
+
+    def __init__(self, strategy: Strategy, *, name: str, cooperative: bool = False) -> None:
+        self._strategy = strategy
+        self._name = name
+        self.cooperative = cooperative
+        self.owned: tuple[Partition, ...] | None = None
+        self.generation = NO_GENERATION
+
+    @property
+    def name(self) -> str:
+        """The group protocol name, the same for every member of the group."""
+        return self._name
+
+    def supported_protocols(self) -> list[Any]:
+        """[COOPERATIVE] for the cooperative variant, [EAGER] otherwise."""
+        if self.cooperative:
+            return [RebalanceProtocol.COOPERATIVE]
+        return [RebalanceProtocol.EAGER]
+
+    def metadata(self, topics: Iterable[str]) -> Any:
+        """The subscription for JoinGroup: the topics (sorted), and the partitions this member
+        owns among them with their generation (user data; for the cooperative variant also
+        owned_partitions and generation_id). Partitions of topics it no longer subscribes to
+        are not claimed: a consumer revokes them before it rejoins."""
+        subscribed = set(topics)
+        if self.owned is None:
+            return ConsumerProtocolSubscription(SUBSCRIPTION_VERSION, sorted(subscribed), b"")
+        owned = [partition for partition in self.owned if partition[0] in subscribed]
+        user_data = encode_user_data(owned, self.generation)
+        if not self.cooperative:
+            return ConsumerProtocolSubscription(SUBSCRIPTION_VERSION, sorted(subscribed), user_data)
+        return ConsumerProtocolSubscription(
+            version=COOPERATIVE_SUBSCRIPTION_VERSION,
+            topics=sorted(subscribed),
+            user_data=user_data,
+            owned_partitions=[
+                ConsumerProtocolSubscription.TopicPartition(topic=topic, partitions=numbers)
+                for topic, numbers in by_topic(owned).items()
+            ],
+            generation_id=self.generation,
+        )
+
+    def assign(self, cluster: Any, members: Iterable[Any]) -> dict[str, Any]:
+        """The leader's assignment for every member (module docstring)."""
+        subscriptions = [subscription_of(member) for member in members]
+        owners = ownership(subscriptions)
+        partitions = subscribed_partitions(cluster, subscriptions)
+        plan = plan_group(self._strategy, partitions, subscriptions, owners)
+        if self.cooperative:
+            plan = cooperative_round(plan, owners.claimants).assignment
+        return {member: assignment_of(owned) for member, owned in plan.items()}
+
+    def on_assignment(self, assignment: Any, generation: int) -> None:
+        """Remember what this member now owns, and the generation, for its next subscription."""
+        self.owned = tuple(
+            (str(partition.topic), int(partition.partition))
+            for partition in assignment.partitions()
+        )
+        self.generation = int(generation)
+
+
+def assignment_of(owned: Iterable[Partition]) -> Any:
+    """A ConsumerProtocolAssignment of these partitions, by topic, sorted."""
+    return ConsumerProtocolAssignment(ASSIGNMENT_VERSION, list(by_topic(owned).items()), b"")

@@ -1,0 +1,1 @@
+"""The adapters to real clients: Kafka (kafka-python, aiokafka)."""

@@ -1,0 +1,565 @@
+"""The kafka-python assignor, driven through whole groups with kafka-python's own protocol
+objects: every subscription and assignment is encoded to bytes and decoded again as the
+coordinator and the broker do, members join, leave, time out and come back stale, change their
+subscriptions, and topics grow. Every plan is decoded and checked: valid, balanced as the
+strategy promises, as sticky as balance allows, and against kafka-python's own
+StickyPartitionAssignor. The cooperative variant is driven through KIP-429's two rounds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
+from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData
+from kafka.protocol.consumer.group import JoinGroupResponse
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
+
+from rebalancing.adapters.kafka import kafka_python_assignor
+from rebalancing.adapters.kafka_plan import Partition
+from rebalancing.evaluation.scores import score
+
+TOPICS = ("audit", "orders", "payments")
+
+GROUP_EXAMPLES = max(20, settings.default.max_examples // 5)
+"""Whole histories of a group are costlier than one rebalance: a fifth of the profile's
+examples (60 by default, 600 with HYPOTHESIS_PROFILE=thorough)."""
+
+
+class Cluster:
+    """The question kafka-python's assignors ask of ClusterMetadata, with a fresh set each
+    time as ClusterMetadata answers it."""
+
+    def __init__(self, partitions: dict[str, int]) -> None:
+        self.partitions = dict(partitions)
+
+    def topics(self) -> set[str]:
+        return set(self.partitions)
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        count = self.partitions.get(topic)
+        return None if count is None else set(range(count))
+
+    def all_partitions(self, topics: Iterable[str]) -> list[Partition]:
+        return [
+            (t, n)
+            for t in sorted(set(topics))
+            if t in self.partitions
+            for n in range(self.partitions[t])
+        ]
+
+
+@dataclass
+class Member:
+    """One consumer: its subscription, its assignor, and what it consumes right now."""
+
+    member_id: str
+    topics: frozenset[str]
+    assignor: AbstractPartitionAssignor
+    held: set[Partition] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Round:
+    """One rebalance as the members saw it."""
+
+    generation: int
+    before: dict[str, set[Partition]]  # what each member held when it sent JoinGroup
+    plan: dict[str, list[Partition]]  # the decoded assignments
+    revoked: dict[str, set[Partition]]
+
+
+def encoded_and_decoded(subscription: Any) -> Any:
+    """What the leader reads: the member's subscription through the wire and back."""
+    return ConsumerProtocolSubscription.decode(subscription.encode())
+
+
+class Group:
+    """A consumer group as kafka-python's coordinator runs it (coordinator/consumer.py): before
+    JoinGroup an eager member revokes everything and a cooperative one what it no longer
+    subscribes to; the first member to have joined leads and runs `assign` (every member's
+    assignor is asked, and must answer the same); every member decodes its assignment and
+    calls `on_assignment(assignment, generation)`; a cooperative member that lost partitions
+    revokes them and rejoins."""
+
+    def __init__(self, cluster: Cluster, make_assignor: Callable[[], AbstractPartitionAssignor]):
+        self.cluster = cluster
+        self.make_assignor = make_assignor
+        self.generation = 0
+        self.members: dict[str, Member] = {}
+        self.away: dict[str, Member] = {}
+        self.rounds: list[Round] = []
+
+    def join(self, member_id: str, topics: Iterable[str]) -> None:
+        self.members[member_id] = Member(member_id, frozenset(topics), self.make_assignor())
+
+    def leave(self, member_id: str) -> None:
+        del self.members[member_id]
+
+    def time_out(self, member_id: str) -> None:
+        """The member misses rebalances: kafka-python's consumer, on losing its generation,
+        drops its partitions but its assignor keeps what it last had."""
+        member = self.members.pop(member_id)
+        member.held = set()
+        self.away[member_id] = member
+
+    def come_back(self, member_id: str) -> None:
+        self.members[member_id] = self.away.pop(member_id)
+
+    def subscribe(self, member_id: str, topics: Iterable[str]) -> None:
+        self.members[member_id].topics = frozenset(topics)
+
+    @property
+    def protocol(self) -> RebalanceProtocol:
+        common = set(RebalanceProtocol)
+        for member in self.members.values():
+            common &= set(member.assignor.supported_protocols())
+        return max(common)
+
+    def rebalance(self) -> Round:
+        self.generation += 1
+        protocol = self.protocol
+        for member in self.members.values():
+            if protocol == RebalanceProtocol.EAGER:
+                member.held = set()
+            else:
+                member.held = {p for p in member.held if p[0] in member.topics}
+        before = {member_id: set(member.held) for member_id, member in self.members.items()}
+        joined = [
+            JoinGroupResponse.JoinGroupResponseMember(
+                member_id=member_id,
+                group_instance_id=None,
+                metadata=encoded_and_decoded(member.assignor.metadata(set(member.topics))),
+            )
+            for member_id, member in self.members.items()
+        ]
+        answers = [member.assignor.assign(self.cluster, joined) for member in self.members.values()]
+        answer = answers[0]  # the first member to have joined leads
+        assert set(answer) == set(self.members)
+        for other in answers[1:]:  # any member leading would have sent the same assignments
+            assert {m: a.encode() for m, a in other.items()} == {
+                m: a.encode() for m, a in answer.items()
+            }
+        plan: dict[str, list[Partition]] = {}
+        revoked: dict[str, set[Partition]] = {}
+        for member_id, member in self.members.items():
+            assignment = ConsumerProtocolAssignment.decode(answer[member_id].encode())
+            plan[member_id] = [(p.topic, p.partition) for p in assignment.partitions()]
+            revoked[member_id] = member.held - set(plan[member_id])
+            member.held = set(plan[member_id])
+            member.assignor.on_assignment(assignment, self.generation)
+        result = Round(self.generation, before, plan, revoked)
+        self.rounds.append(result)
+        return result
+
+    def settle(self, max_rounds: int = 5) -> list[Round]:
+        """Rebalance until no member rejoins (at once under EAGER)."""
+        rounds = [self.rebalance()]
+        while any(rounds[-1].revoked.values()) and self.protocol == RebalanceProtocol.COOPERATIVE:
+            assert len(rounds) < max_rounds, "the cooperative rebalance does not settle"
+            rounds.append(self.rebalance())
+        return rounds
+
+    @property
+    def held(self) -> dict[str, list[Partition]]:
+        return {member_id: sorted(member.held) for member_id, member in self.members.items()}
+
+
+def assert_valid(group: Group, plan: dict[str, list[Partition]]) -> None:
+    """Every partition of a subscribed topic exactly once, and only to a subscriber."""
+    topics_of = {member_id: member.topics for member_id, member in group.members.items()}
+    assert set(plan) == set(topics_of)
+    held = sorted(p for owned in plan.values() for p in owned)
+    assert held == sorted(group.cluster.all_partitions(frozenset().union(*topics_of.values())))
+    for member_id, owned in plan.items():
+        assert {topic for topic, _ in owned} <= topics_of[member_id], member_id
+
+
+def scopes(group: Group) -> list[tuple[list[Partition], list[str]]]:
+    """Where the strategy's promises hold: the whole group when all members subscribe to the
+    same topics, else each topic among its subscribers."""
+    topics_of = {member_id: member.topics for member_id, member in group.members.items()}
+    subscribed = frozenset().union(*topics_of.values())
+    if len(set(topics_of.values())) <= 1:
+        return [(group.cluster.all_partitions(subscribed), sorted(topics_of))]
+    return [
+        (
+            group.cluster.all_partitions([topic]),
+            sorted(m for m in topics_of if topic in topics_of[m]),
+        )
+        for topic in sorted(subscribed)
+    ]
+
+
+def assert_balanced_and_sticky(
+    group: Group,
+    previous: dict[str, list[Partition]],
+    plan: dict[str, list[Partition]],
+    sticky: bool,
+) -> None:
+    for queues, consumers in scopes(group):
+        in_scope = set(queues)
+        mine = {m: [p for p in plan[m] if p in in_scope] for m in consumers}
+        before = {m: [p for p in previous.get(m, []) if p in in_scope] for m in consumers}
+        scores = score(queues, consumers, before, mine)
+        assert scores.spread is None or scores.spread <= 1, (queues, mine)
+        if sticky:
+            assert scores.stickiness_gap in (None, 0), (before, mine)
+
+
+# --- a group through several generations --------------------------------------------------
+
+MEMBER_IDS = [f"consumer-{n}" for n in range(8)]
+
+Event = tuple[str, int, frozenset[str]]
+
+
+@st.composite
+def histories(draw: st.DrawFn, max_events: int = 8) -> tuple[dict[str, int], list[Event]]:
+    """Starting partition counts and a sequence of membership changes: ("join", member,
+    topics), ("leave", member, _), ("time_out", member, _), ("come_back", member, _),
+    ("subscribe", member, topics), ("grow", topic index, _)."""
+    partitions = {topic: draw(st.integers(0, 12)) for topic in TOPICS}
+    topic_sets = st.frozensets(st.sampled_from(TOPICS), min_size=1)
+    same = draw(st.booleans())
+    shared = draw(topic_sets)
+    subscriptions = st.just(shared) if same else topic_sets
+    kinds = ["join", "join", "leave", "time_out", "come_back", "grow"]
+    if not same:
+        kinds.append("subscribe")
+    events: list[Event] = [("join", 0, draw(subscriptions))]
+    for _ in range(draw(st.integers(1, max_events))):
+        kind = draw(st.sampled_from(kinds))
+        events.append((kind, draw(st.integers(0, len(MEMBER_IDS) - 1)), draw(subscriptions)))
+    return partitions, events
+
+
+def apply(group: Group, event: Event) -> str | None:
+    """Apply one change to the group, the index choosing among the members it can concern;
+    the member (or topic) it concerns, None when there is none (nobody away to come back)."""
+    kind, index, topics = event
+    present, away = list(group.members), list(group.away)
+    new = [m for m in MEMBER_IDS if m not in group.members and m not in group.away]
+    if kind == "join" and new:
+        member_id = new[index % len(new)]
+        group.join(member_id, topics)
+    elif kind in ("leave", "time_out") and len(present) > 1:
+        member_id = present[index % len(present)]
+        (group.leave if kind == "leave" else group.time_out)(member_id)
+    elif kind == "come_back" and away:
+        member_id = away[index % len(away)]
+        group.come_back(member_id)
+    elif kind == "subscribe" and present:
+        member_id = present[index % len(present)]
+        group.subscribe(member_id, topics)
+    elif kind == "grow":
+        member_id = TOPICS[index % len(TOPICS)]
+        group.cluster.partitions[member_id] += 1 + index % 3
+    else:
+        return None
+    return member_id
+
+
+def expected_previous(
+    group: Group, before_event: dict[str, list[Partition]]
+) -> dict[str, list[Partition]]:
+    """The plan in force as the leader should see it: what each member present held, except a
+    member that missed a rebalance (stale), restricted to the topics it still subscribes to."""
+    return {
+        member_id: [p for p in before_event.get(member_id, []) if p[0] in member.topics]
+        for member_id, member in group.members.items()
+    }
+
+
+def run_history(
+    strategy: str, history: tuple[dict[str, int], list[Event]], *, cooperative: bool = False
+) -> Group:
+    partitions, events = history
+    group = Group(
+        Cluster(partitions), lambda: kafka_python_assignor(strategy, cooperative=cooperative)
+    )
+    settled: dict[str, list[Partition]] = {}
+    for event in events:
+        concerned = apply(group, event)
+        if concerned is None:
+            continue
+        previous = expected_previous(group, settled)
+        if event[0] == "come_back":
+            previous[concerned] = []  # stale: its claims do not count
+        rounds = group.settle()
+        assert_valid(group, rounds[-1].plan)
+        assert_balanced_and_sticky(group, previous, rounds[-1].plan, sticky=strategy == "sticky")
+        if cooperative:
+            assert_cooperative(rounds)
+        settled = group.held
+    return group
+
+
+@pytest.mark.parametrize("strategy", ["sticky", "averagely", "round_robin"])
+@settings(max_examples=GROUP_EXAMPLES)
+@given(history=histories())
+def test_a_group_through_generations_gets_valid_balanced_sticky_plans(
+    strategy: str, history: tuple[dict[str, int], list[Event]]
+) -> None:
+    run_history(strategy, history)
+
+
+@settings(max_examples=GROUP_EXAMPLES // 2)
+@given(history=histories(max_events=4))
+def test_every_registered_strategy_gives_valid_plans_through_the_adapter(
+    history: tuple[dict[str, int], list[Event]],
+) -> None:
+    from rebalancing.strategies import STRATEGIES
+
+    for name in STRATEGIES:
+        partitions, events = history
+        group = Group(Cluster(partitions), lambda name=name: kafka_python_assignor(name))
+        for event in events:
+            if apply(group, event) is not None:
+                assert_valid(group, group.rebalance().plan)
+
+
+def until_a_stale_member_comes_back(group: Group) -> list[dict[str, list[Partition]]]:
+    """ "b" times out holding orders-1 and orders-3, which go to "a", then "c" joins and takes
+    orders-2 and orders-3; "b" comes back, still claiming orders-1 and orders-3 with its old
+    generation. The plans of the three rounds before it comes back."""
+    group.join("a", ["orders"])
+    group.join("b", ["orders"])
+    plans = [group.rebalance().plan]
+    group.time_out("b")
+    plans.append(group.rebalance().plan)
+    group.join("c", ["orders"])
+    plans.append(group.rebalance().plan)
+    group.come_back("b")
+    return plans
+
+
+def orders(*numbers: int) -> list[Partition]:
+    return [("orders", number) for number in numbers]
+
+
+def test_a_member_that_comes_back_stale_does_not_count_as_an_owner() -> None:
+    group = Group(Cluster({"orders": 4}), lambda: kafka_python_assignor("sticky"))
+    plans = until_a_stale_member_comes_back(group)
+    assert plans[0] == {"a": orders(0, 2), "b": orders(1, 3)}
+    assert plans[2] == {"a": orders(0, 1), "c": orders(2, 3)}
+    claimed = StickyAssignorUserData.decode(
+        group.members["b"].assignor.metadata({"orders"}).user_data, version=1, header=False
+    )
+    assert claimed.generation == 1  # "b" still claims orders-1 and orders-3, of generation 1
+    # "a" and "c" (generation 3) keep all that balance allows; had "b"'s stale claims cancelled
+    # theirs, "a" would have lost orders-1 for nothing
+    assert group.rebalance().plan == {"a": orders(0, 1), "b": orders(3), "c": orders(2)}
+
+
+def test_same_generation_conflicting_claims_do_not_crash_the_leader() -> None:
+    leader = kafka_python_assignor("sticky")
+    data = StickyAssignorUserData(previous_assignment=[("orders", [0, 1])], generation=4)
+    user_data = data.encode(version=1, header=False)
+    members = [
+        JoinGroupResponse.JoinGroupResponseMember(
+            member_id=member_id,
+            group_instance_id=None,
+            metadata=ConsumerProtocolSubscription(0, ["orders"], user_data),
+        )
+        for member_id in ("a", "b")
+    ]
+    answer = leader.assign(Cluster({"orders": 4}), members)
+    plans = {m: [(p.topic, p.partition) for p in a.partitions()] for m, a in answer.items()}
+    assert sorted(p for owned in plans.values() for p in owned) == [("orders", n) for n in range(4)]
+    assert sorted(map(len, plans.values())) == [2, 2]
+
+
+# --- against kafka-python's own StickyPartitionAssignor -----------------------------------
+
+
+def kafka_python_sticky_plan(
+    cluster: Cluster, topics: frozenset[str], previous: dict[str, list[Partition]], generation: int
+) -> dict[str, list[Partition]]:
+    """kafka-python's StickyPartitionAssignor on the same group, each member sending its
+    previous partitions the way kafka-python's sticky members do."""
+    joined = []
+    for member_id, owned in previous.items():
+        assignor = StickyPartitionAssignor()
+        if owned or generation > 0:
+            by_topic: dict[str, list[int]] = {}
+            for topic, number in owned:
+                by_topic.setdefault(topic, []).append(number)
+            assignor.on_assignment(
+                ConsumerProtocolAssignment(0, sorted(by_topic.items()), b""), generation
+            )
+        joined.append(
+            JoinGroupResponse.JoinGroupResponseMember(
+                member_id=member_id,
+                group_instance_id=None,
+                metadata=encoded_and_decoded(assignor.metadata(set(topics))),
+            )
+        )
+    answer = StickyPartitionAssignor().assign(cluster, joined)
+    return {m: [(p.topic, p.partition) for p in a.partitions()] for m, a in answer.items()}
+
+
+@settings(max_examples=2 * GROUP_EXAMPLES)
+@given(history=histories())
+def test_our_sticky_keeps_as_much_as_kafka_pythons_and_all_it_can(
+    history: tuple[dict[str, int], list[Event]],
+) -> None:
+    """On every generation of a group whose members all subscribe to the same topics, fed the
+    same previous plan: ours is balanced and keeps as much as any balanced plan can; where
+    kafka-python's is balanced it keeps no more than ours, and where it is optimal ours keeps
+    exactly as much with the same counts. Where kafka-python's keeps every previous pair (a
+    fresh group, members leaving, partitions added), the two plans are the very same; where it
+    must take partitions away, both are optimal but may take different ones (kafka-python
+    moves a member's lowest partitions, ours keeps them) or give the larger share to another
+    of the tied members."""
+    partitions, events = history
+    shared = events[0][2]
+    events = [(kind, index, shared) for kind, index, _ in events if kind != "subscribe"]
+    group = Group(Cluster(partitions), lambda: kafka_python_assignor("sticky"))
+    settled: dict[str, list[Partition]] = {}
+    for event in events:
+        if event[0] == "come_back" or apply(group, event) is None:
+            continue  # kafka-python's sticky reads stale claims differently: not compared
+        previous = expected_previous(group, settled)
+        ours = group.rebalance().plan
+        theirs = kafka_python_sticky_plan(group.cluster, shared, previous, group.generation - 1)
+        queues = group.cluster.all_partitions(shared)
+        members = sorted(group.members)
+        our_scores = score(queues, members, previous, ours)
+        their_scores = score(queues, members, previous, theirs)
+        assert their_scores.orphans == their_scores.duplicates == 0
+        assert our_scores.spread is None or our_scores.spread <= 1
+        assert our_scores.stickiness_gap in (None, 0)
+        still_valid = sum(p in set(queues) for owned in previous.values() for p in owned)
+        if their_scores.kept == still_valid:  # kafka-python's keeps all: the very same plan
+            assert ours == theirs
+        if their_scores.spread is not None and their_scores.spread <= 1:
+            assert our_scores.kept >= their_scores.kept
+            if their_scores.stickiness_gap in (None, 0):
+                assert our_scores.kept == their_scores.kept
+                assert sorted(map(len, ours.values())) == sorted(map(len, theirs.values()))
+        settled = group.held
+
+
+def test_kafka_pythons_docstring_example_keeps_as_much_through_the_adapter() -> None:
+    """kafka-python's StickyPartitionAssignor example 1: topics t0..t3 of two partitions each,
+    C0, C1, C2; C1 leaves and sticky keeps every partition of C0 and C2 where it is."""
+    cluster = Cluster({"t0": 2, "t1": 2, "t2": 2, "t3": 2})
+    topics = ["t0", "t1", "t2", "t3"]
+    group = Group(cluster, lambda: kafka_python_assignor("sticky"))
+    for member_id in ("C0", "C1", "C2"):
+        group.join(member_id, topics)
+    first = group.rebalance().plan
+    theirs = kafka_python_sticky_plan(
+        cluster, frozenset(topics), {member_id: [] for member_id in first}, 0
+    )
+    assert first == theirs
+    group.leave("C1")
+    second = group.rebalance().plan
+    for member_id in ("C0", "C2"):
+        assert set(first[member_id]) <= set(second[member_id])
+    assert sorted(map(len, second.values())) == [4, 4]
+
+
+# --- cooperative (KIP-429) ----------------------------------------------------------------
+
+
+def test_kafka_python_3_0_12_has_a_cooperative_protocol() -> None:
+    """kafka-python 3.0.12 has KIP-429: RebalanceProtocol.COOPERATIVE, its own
+    CooperativeStickyAssignor, and a coordinator that keeps partitions across JoinGroup,
+    revokes only those missing from the new assignment and rejoins when it revoked any
+    (coordinator/consumer.py, _on_join_complete_async)."""
+    assert RebalanceProtocol.COOPERATIVE == 1
+    assert CooperativeStickyAssignor().supported_protocols() == [RebalanceProtocol.COOPERATIVE]
+    assert kafka_python_assignor("sticky", cooperative=True).supported_protocols() == [
+        RebalanceProtocol.COOPERATIVE
+    ]
+    assert kafka_python_assignor("sticky").supported_protocols() == [RebalanceProtocol.EAGER]
+
+
+def assert_cooperative(rounds: list[Round]) -> None:
+    """KIP-429's promise: no member is given a partition another member still holds, and the
+    group settles in two rounds (the second only when something was revoked)."""
+    for round_ in rounds:
+        for member_id, owned in round_.plan.items():
+            for partition in set(owned) - round_.before[member_id]:
+                holders = [m for m, held in round_.before.items() if partition in held]
+                assert holders == [], (partition, member_id, holders)
+    assert len(rounds) <= 2
+
+
+@pytest.mark.parametrize("strategy", ["sticky", "averagely", "round_robin"])
+@settings(max_examples=GROUP_EXAMPLES)
+@given(history=histories())
+def test_a_cooperative_group_never_shares_a_partition_and_settles_in_two_rounds(
+    strategy: str, history: tuple[dict[str, int], list[Event]]
+) -> None:
+    run_history(strategy, history, cooperative=True)
+
+
+def test_a_cooperative_move_takes_two_rounds() -> None:
+    group = Group(Cluster({"orders": 4}), lambda: kafka_python_assignor("sticky", cooperative=True))
+    group.join("a", ["orders"])
+    assert group.settle()[-1].plan == {"a": [("orders", n) for n in range(4)]}
+    group.join("b", ["orders"])
+    first, second = group.settle()
+    assert first.plan == {"a": [("orders", 0), ("orders", 1)], "b": []}
+    assert first.revoked == {"a": {("orders", 2), ("orders", 3)}, "b": set()}
+    assert second.plan == {"a": [("orders", 0), ("orders", 1)], "b": [("orders", 2), ("orders", 3)]}
+    assert second.revoked == {"a": set(), "b": set()}
+
+
+def test_cooperative_members_also_send_owned_partitions_and_generation_id() -> None:
+    assignor = kafka_python_assignor("sticky", cooperative=True)
+    assignor.on_assignment(
+        ConsumerProtocolAssignment(0, [("orders", [3, 1]), ("gone", [0])], b""), 9
+    )
+    sent = encoded_and_decoded(assignor.metadata({"orders"}))
+    assert sent.version == 2
+    assert [(tp.topic, tp.partitions) for tp in sent.owned_partitions] == [("orders", [1, 3])]
+    assert sent.generation_id == 9
+    claimed = StickyAssignorUserData.decode(sent.user_data, version=1, header=False)
+    assert [(tp.topic, tp.partitions) for tp in claimed.previous_assignment] == [("orders", [1, 3])]
+    assert claimed.generation == 9
+
+
+def test_a_member_with_owned_partitions_but_no_user_data_is_read_from_the_fields() -> None:
+    """Java's cooperative consumers send owned_partitions and generation_id (v1+, v2+) and
+    no sticky user data; the leader reads the claims from there."""
+    leader = kafka_python_assignor("sticky", cooperative=True)
+    SubTP = ConsumerProtocolSubscription.TopicPartition  # noqa: N806
+    members = [
+        JoinGroupResponse.JoinGroupResponseMember(
+            member_id="a",
+            group_instance_id=None,
+            metadata=encoded_and_decoded(
+                ConsumerProtocolSubscription(
+                    version=2,
+                    topics=["orders"],
+                    user_data=b"",
+                    owned_partitions=[SubTP(topic="orders", partitions=[0, 1, 2, 3])],
+                    generation_id=5,
+                )
+            ),
+        ),
+        JoinGroupResponse.JoinGroupResponseMember(
+            member_id="b",
+            group_instance_id=None,
+            metadata=ConsumerProtocolSubscription(0, ["orders"], b""),
+        ),
+    ]
+    answer = leader.assign(Cluster({"orders": 4}), members)
+    assert [(p.topic, p.partition) for p in answer["a"].partitions()] == [
+        ("orders", 0),
+        ("orders", 1),
+    ]
+    assert answer["b"].partitions() == []  # ("orders", 2) and 3 wait until "a" revokes them
