@@ -7,6 +7,7 @@ from rebalancing.strategies import (
     round_robin,
     sac,
     sticky,
+    super_stream,
 )
 from rebalancing.strategies.registry import (
     DEFAULT_STRATEGIES,
@@ -28,4 +29,5 @@ __all__ = [
     "sac",
     "select",
     "sticky",
+    "super_stream",
 ]

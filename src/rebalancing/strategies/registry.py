@@ -22,6 +22,7 @@ from rebalancing.strategies import (
     round_robin,
     sac,
     sticky,
+    super_stream,
 )
 
 
@@ -67,6 +68,12 @@ STRATEGIES: Mapping[str, Strategy] = _by_name(
         "bounded_consistent_hash",
         bounded_consistent_hash.assign,
         "Consistent hashing with bounded loads (Mirrokni, Thorup, Zadimoghaddam 2016), tight",
+    ),
+    Strategy(
+        "super_stream",
+        super_stream.assign,
+        "RabbitMQ streams, single active consumer on a super stream (join order)",
+        open_session=super_stream.Session,
     ),
     Strategy(
         "sac",
