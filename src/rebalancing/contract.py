@@ -184,12 +184,16 @@ def previous_owners(
     owner: dict[QueueT, ConsumerT] = {}
     read: list[tuple[ConsumerT, Iterable[QueueT]]] = []
     for consumer, owned in previous.items():
-        if isinstance(owned, str | bytes) or not isinstance(owned, Iterable):
+        owned_queues: list[QueueT] | tuple[QueueT, ...]
+        if type(owned) is list:  # the common case, before the abstract-base-class checks
+            owned_queues = owned
+        elif isinstance(owned, str | bytes) or not isinstance(owned, Iterable):
             raise TypeError(
                 f"previous[{consumer!r}] must be an iterable of queue ids, "
                 f"not {type(owned).__name__}"
             )
-        owned_queues = owned if isinstance(owned, list | tuple) else list(owned)
+        else:
+            owned_queues = owned if isinstance(owned, tuple) else list(owned)
         read.append((consumer, owned_queues))
         expected_size = len(owner) + len(owned_queues)
         try:

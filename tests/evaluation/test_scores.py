@@ -162,3 +162,52 @@ def test_a_plan_given_as_iterators_is_read_once_and_scored_right() -> None:
 def test_an_unhashable_entry_in_the_plan_or_in_previous_is_counted_not_raised() -> None:
     scores = score([1, 2], ["a"], {"a": [1, ["x"]]}, {"a": [1, 2, ["y"]]})
     assert (scores.unknown_queues, scores.kept, scores.orphans) == (1, 1, 0)
+
+
+def _scores_by_definition(
+    queues: list[int], consumers: list[str], previous: dict[str, list[int]] | None, plan: Any
+) -> dict[str, Any]:
+    """DESIGN.md's counting definitions, pair by pair, sharing no code with `score`."""
+    holder: dict[int, str] = {}
+    listed: dict[int, int] = {}
+    for consumer, owned in plan.items():
+        for queue in owned:
+            listed[queue] = listed.get(queue, 0) + 1
+            if queue in queues and queue not in holder:
+                holder[queue] = consumer
+    before: dict[int, str] = {}
+    for consumer, owned in (previous or {}).items():
+        for queue in owned:
+            before.setdefault(queue, consumer)
+    held_before = [queue for queue in queues if queue in before]
+    kept = sum(1 for queue in held_before if holder.get(queue) == before[queue])
+    changed = [queue for queue in held_before if holder.get(queue) != before[queue]]
+    return {
+        "kept": kept,
+        "revocations": len(changed),
+        "moves": sum(1 for queue in changed if before[queue] in consumers),
+        "orphans": sum(1 for queue in queues if queue not in holder),
+        "duplicates": sum(1 for queue in queues if listed.get(queue, 0) > 1),
+        "unknown_queues": sum(count for queue, count in listed.items() if queue not in queues),
+        "unknown_consumers": sum(1 for consumer in plan if consumer not in consumers),
+    }
+
+
+@given(
+    st.lists(st.integers(0, 12), unique=True, max_size=10),
+    st.lists(st.sampled_from("abcdef"), unique=True, max_size=5),
+    st.none() | st.dictionaries(st.sampled_from("abcdefg"), st.lists(st.integers(0, 14))),
+    st.dictionaries(st.sampled_from("abcdefg"), st.lists(st.integers(0, 14), max_size=6)),
+)
+def test_counts_follow_the_definitions_on_any_plan_however_broken(
+    queues: list[int],
+    consumers: list[str],
+    previous: dict[str, list[int]] | None,
+    plan: dict[str, list[int]],
+) -> None:
+    scores = score(queues, consumers, previous, plan)
+    expected = _scores_by_definition(queues, consumers, previous, plan)
+    assert {name: getattr(scores, name) for name in expected} == expected
+    # lists take the fast reading, tuples the queue-by-queue one: the same scores either way
+    as_tuples = {consumer: tuple(owned) for consumer, owned in plan.items()}
+    assert score(queues, consumers, previous, as_tuples) == scores

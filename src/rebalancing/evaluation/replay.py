@@ -21,7 +21,7 @@ from typing import Any
 
 from rebalancing.contract import AssignFunction, ProtocolRun, StrategySession
 from rebalancing.evaluation.scenarios import Scenario, Step, scenario_seed
-from rebalancing.evaluation.scores import Scores, score
+from rebalancing.evaluation.scores import Scores, first_owners, read_plan, score_reading
 from rebalancing.strategies import Strategy
 
 
@@ -95,6 +95,9 @@ class _Runner:
             strategy.open_session(seed=seed) if strategy.open_session else None
         )
         self.plan: dict[Any, list[Any]] | None = None
+        # the plan in force inverted (queue -> consumer), reused as the next step's previous
+        # owners when reading it found it exact; None: invert `plan` when needed
+        self.owner_before: dict[Any, Any] | None = {}
 
     def rebalance(
         self, step: Step
@@ -147,10 +150,16 @@ def score_scenario(
         name: _Runner(strategy, seed) for name, strategy in as_strategies(strategies).items()
     }
     for step in scenario.steps():
+        queue_set, consumer_set = set(step.queues), set(step.consumers)
         for name, runner in runners.items():
-            previous = runner.plan
+            owner_before = runner.owner_before
+            if owner_before is None:
+                owner_before = first_owners(runner.plan)
             plan, run, error, elapsed = runner.rebalance(step)
-            scores: Scores = score(step.queues, step.consumers, previous, plan)
+            reading = read_plan(queue_set, consumer_set, plan)
+            scores: Scores = score_reading(queue_set, consumer_set, owner_before, reading)
+            if error is None:
+                runner.owner_before = reading.holders if reading.exact else None
             if error:  # no plan: balance and stickiness are undefined, not perfect
                 scores = replace(
                     scores, balance_degree=None, spread=None, stickiness=None, stickiness_gap=None

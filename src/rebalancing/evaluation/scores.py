@@ -17,20 +17,19 @@ Neither the plan nor P is trusted: every score is computed from what they actual
 broken strategy shows up as orphans, duplicates or unknown ids instead of an exception, and so
 does the next step, whose P is that broken plan (a queue P lists under several consumers counts
 as held by the first of them, in P's order).
-Runtime complexity: O(|Q| + |C| + size of P).
+Runtime complexity: O(|Q| + |C| + size of P), in C-speed passes for plans of lists of known,
+distinct queues (what working strategies return); queue by queue otherwise.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
-
-_NOBODY = object()
-"""Stands for 'no holder', distinct from every consumer id (None included)."""
 
 
 @dataclass(frozen=True)
@@ -72,15 +71,23 @@ def optimal_kept(
     sum(min(keepable_i, base)) + min(extra, #{i : keepable_i > base}).
     """
     queue_set = set(queues)
-    keepable = dict.fromkeys(consumers, 0)
-    if not keepable:
+    consumer_list = list(dict.fromkeys(consumers))
+    return _optimum(len(queue_set), consumer_list, _held_by(queue_set, previous_owner))
+
+
+def _held_by(queue_set: set[Any], previous_owner: Mapping[Any, Any]) -> Counter[Any]:
+    """previous consumer -> how many of its queues are still in Q (departed consumers too)."""
+    still_there = previous_owner.keys() & queue_set
+    return Counter(map(previous_owner.__getitem__, still_there))
+
+
+def _optimum(queue_count: int, consumers: list[Any], held_by: Counter[Any]) -> int:
+    if not consumers:
         return 0
-    for queue, owner in previous_owner.items():
-        if queue in queue_set and owner in keepable:
-            keepable[owner] += 1
-    base, extra = divmod(len(queue_set), len(keepable))
-    above_base = sum(1 for count in keepable.values() if count > base)
-    return sum(min(count, base) for count in keepable.values()) + min(extra, above_base)
+    keepable = list(map(held_by.__getitem__, consumers))
+    base, extra = divmod(queue_count, len(consumers))
+    above_base = len([count for count in keepable if count > base])
+    return sum(min(count, base) for count in keepable) + min(extra, above_base)
 
 
 def first_owners(previous: Mapping[Any, Iterable[Any]] | None) -> dict[Any, Any]:
@@ -98,17 +105,45 @@ def first_owners(previous: Mapping[Any, Iterable[Any]] | None) -> dict[Any, Any]
     return owner
 
 
-def score(
-    queues: Iterable[Any],
-    consumers: Iterable[Any],
-    previous: Mapping[Any, Iterable[Any]] | None,
-    plan: Mapping[Any, Iterable[Any]],
-) -> Scores:
-    """Score `plan` for the group (`queues`, `consumers`) that `previous` was rebalanced into."""
-    queue_set = set(queues)
-    consumer_set = set(consumers)
-    owner_before = first_owners(previous)
+@dataclass(frozen=True)
+class PlanReading:
+    """What a plan says, read once: `holders` (queue of Q -> its first holder in the plan's
+    order), the count of every consumer of C, and what is wrong with it."""
 
+    holders: dict[Any, Any]
+    counts: list[int]
+    duplicates: int
+    unknown_queues: int
+    unknown_consumers: int
+
+    @property
+    def exact(self) -> bool:
+        """Whether `holders` is the whole plan inverted: no duplicate and no unknown queue."""
+        return not (self.duplicates or self.unknown_queues)
+
+
+def read_plan(queue_set: set[Any], consumer_set: set[Any], plan: Mapping[Any, Any]) -> PlanReading:
+    """Read `plan` once. Lists of known, distinct queues (what every working strategy returns)
+    are inverted at C speed; anything else is read queue by queue."""
+    holders: dict[Any, Any] = {}
+    unknown_consumers = len(plan.keys() - consumer_set)
+    if unknown_consumers == 0 and len(plan) == len(consumer_set):  # keys are exactly C
+        try:
+            for consumer, owned in plan.items():
+                if type(owned) is not list:
+                    raise TypeError("not a list: read it queue by queue")
+                holders.update(zip(owned, repeat(consumer)))
+            counts = list(map(len, plan.values()))
+            if sum(counts) == len(holders) and queue_set.issuperset(holders):
+                return PlanReading(holders, counts, 0, 0, 0)
+        except TypeError:  # an unhashable entry, or queues that are not a list
+            pass
+    return _read_plan_queue_by_queue(queue_set, consumer_set, plan, unknown_consumers)
+
+
+def _read_plan_queue_by_queue(
+    queue_set: set[Any], consumer_set: set[Any], plan: Mapping[Any, Any], unknown_consumers: int
+) -> PlanReading:
     holders: dict[Any, Any] = {}
     duplicates: set[Any] = set()
     unknown_queues = 0
@@ -129,18 +164,44 @@ def score(
                 holders[queue] = consumer
         if consumer in count_of:
             count_of[consumer] = count
-    counts = list(count_of.values())
+    return PlanReading(
+        holders, list(count_of.values()), len(duplicates), unknown_queues, unknown_consumers
+    )
 
-    previously_held = [queue for queue in queue_set if queue in owner_before]
-    changed = [
-        queue for queue in previously_held if holders.get(queue, _NOBODY) != owner_before[queue]
-    ]
-    kept = len(previously_held) - len(changed)
-    moves = sum(1 for queue in changed if owner_before[queue] in consumer_set)
+
+def score(
+    queues: Iterable[Any],
+    consumers: Iterable[Any],
+    previous: Mapping[Any, Iterable[Any]] | None,
+    plan: Mapping[Any, Iterable[Any]],
+) -> Scores:
+    """Score `plan` for the group (`queues`, `consumers`) that `previous` was rebalanced into."""
+    queue_set, consumer_set = set(queues), set(consumers)
+    reading = read_plan(queue_set, consumer_set, plan)
+    return score_reading(queue_set, consumer_set, first_owners(previous), reading)
+
+
+def score_reading(
+    queue_set: set[Any],
+    consumer_set: set[Any],
+    owner_before: Mapping[Any, Any],
+    reading: PlanReading,
+) -> Scores:
+    """The scores from a plan already read and the previous plan already inverted (the scoring
+    core reuses each step's reading as the next step's `owner_before`)."""
+    holders, counts = reading.holders, reading.counts
+    held_by = _held_by(queue_set, owner_before)  # previous consumer -> its queues still in Q
+    previously_held = sum(held_by.values())
+    departed_held = previously_held - sum(map(held_by.__getitem__, consumer_set))
+    kept_pairs = holders.items() & owner_before.items()  # queues of Q with the same consumer
+    kept = len(kept_pairs)
+    kept_from_departed = sum(1 for _, consumer in kept_pairs if consumer not in consumer_set)
+    revocations = previously_held - kept
+    moves = (previously_held - departed_held) - (kept - kept_from_departed)
 
     stickiness = optimal = gap = None
     if queue_set and owner_before:
-        best = optimal_kept(queue_set, consumer_set, owner_before)
+        best = _optimum(len(queue_set), list(consumer_set), held_by)
         stickiness = kept / len(queue_set)
         optimal = best / len(queue_set)
         gap = (best - kept) / len(queue_set)
@@ -152,9 +213,9 @@ def score(
         stickiness_gap=gap,
         kept=kept,
         moves=moves,
-        revocations=len(changed),
+        revocations=revocations,
         orphans=len(queue_set) - len(holders),
-        duplicates=len(duplicates),
-        unknown_queues=unknown_queues,
-        unknown_consumers=sum(1 for consumer in plan if consumer not in consumer_set),
+        duplicates=reading.duplicates,
+        unknown_queues=reading.unknown_queues,
+        unknown_consumers=reading.unknown_consumers,
     )
