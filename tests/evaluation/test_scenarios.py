@@ -22,8 +22,9 @@ from rebalancing.evaluation.scenarios import (
 )
 
 # Digest of the steps of scenarios 0..19 of base seed 7: pins generation to the same values on
-# every machine and process. A deliberate change of the generator updates it (and says so).
-GOLDEN_DIGEST = "b82b9a0137e774555a003d7a3e8928b852642cb539cd77baa7b4b5df9e9c2527"
+# every machine and process. A deliberate change of the generator updates it (and says so):
+# last when the churn kinds (rolling_restart, autoscaling, flapping) joined the default mix.
+GOLDEN_DIGEST = "6a32859ec56fb117b3e41d6241bbfc1c44b9f7a10df512c9e077ba81fa240378"
 
 _DIGEST_PROGRAM = """
 import hashlib, json
@@ -80,7 +81,7 @@ def test_every_step_is_a_valid_non_empty_group_that_matches_its_change(
     assert first.kind == INITIAL
     assert 1 <= len(first.queues) <= 300
     assert 1 <= len(first.consumers) <= 40
-    assert 2 <= len(steps) <= 1 + settings.change_count_range[1]
+    assert len(steps) >= 2
     for before, after in itertools.pairwise(steps):
         assert after.index == before.index + 1
         assert after.kind in CHANGE_KINDS
@@ -131,3 +132,61 @@ def test_bad_settings_are_rejected_naming_the_setting(
 ) -> None:
     with pytest.raises(error, match=message):
         ScenarioSettings(**arguments)  # type: ignore[arg-type]
+
+
+def _one_change(kind: str, index: int, consumers: tuple[int, int] = (2, 40)) -> list[Step]:
+    settings = ScenarioSettings(
+        queue_range=(1, 50),
+        consumer_range=consumers,
+        change_count_range=(1, 1),
+        change_weights={kind: 1.0},
+    )
+    return _steps(11, index, settings)
+
+
+@pytest.mark.parametrize("index", range(20))
+def test_a_rolling_restart_takes_every_consumer_out_and_back_once_a_quarter_at_a_time(
+    index: int,
+) -> None:
+    first, *restart = _one_change("rolling_restart", index)
+    batch = -(-len(first.consumers) // 4)
+    assert len(restart) == 2 * -(-len(first.consumers) // batch)
+    restarted: list[str] = []
+    for leaving, returning in zip(restart[::2], restart[1::2], strict=True):
+        gone = set(first.consumers) - set(leaving.consumers)
+        assert 1 <= len(gone) <= batch
+        restarted += gone
+        assert (leaving.departed, leaving.joined) == (len(gone), 0)
+        assert returning.consumers == first.consumers  # back under the same ids
+        assert (returning.departed, returning.joined) == (0, len(gone))
+        assert {leaving.kind, returning.kind} == {"rolling_restart"}
+    assert sorted(restarted) == sorted(first.consumers)
+
+
+@pytest.mark.parametrize("index", range(20))
+def test_autoscaling_moves_one_way_in_steps_of_one_size(index: int) -> None:
+    first, *scaling = _one_change("autoscaling", index)
+    assert 1 <= len(scaling) <= 4
+    sizes = {step.joined + step.departed for step in scaling}
+    assert len(sizes) == 1
+    (size,) = sizes
+    assert 2 <= size <= max(2, len(first.consumers) // 4)
+    assert all(step.joined == 0 for step in scaling) or all(step.departed == 0 for step in scaling)
+    assert all(step.consumers and step.kind == "autoscaling" for step in scaling)
+
+
+@pytest.mark.parametrize("index", range(20))
+def test_a_flapping_consumer_crashes_and_rejoins_under_its_id_again_and_again(index: int) -> None:
+    first, *flaps = _one_change("flapping", index)
+    assert 4 <= len(flaps) <= 10
+    gone = {
+        consumer for step in flaps[::2] for consumer in set(first.consumers) - set(step.consumers)
+    }
+    assert len(gone) == 1
+    assert all(step.consumers == first.consumers for step in flaps[1::2])
+
+
+def test_the_churn_kinds_need_two_consumers_and_a_single_one_gets_a_join() -> None:
+    for kind in ("rolling_restart", "flapping"):
+        steps = _one_change(kind, 0, consumers=(1, 1))
+        assert [step.kind for step in steps[1:]] == ["join"]

@@ -1,11 +1,30 @@
 """Randomised membership-change scenarios, each generated from (base_seed, index) alone.
 
 A scenario is a starting group (queue and consumer counts drawn log-uniformly from wide ranges,
-so small groups are common and large ones occur) followed by a sequence of membership changes:
-one consumer joins, a burst joins, one leaves gracefully, one or more crash, queues are added
-(scale out) or removed, or a mix of these at once. The same (base_seed, index) gives the same
-scenario on any machine, in any process and in any Spark partition: the random generator is
-seeded from a blake2b digest, never from `hash()`. Steps are generated lazily, one at a time.
+so small groups are common and large ones occur) followed by a sequence of membership changes.
+Most changes are one rebalance: one consumer joins, a burst joins, one leaves gracefully, one or
+more crash, queues are added (scale out) or removed, or a mix of these at once. Three are the
+churn operators meet most, and take several rebalances, each a step of that kind:
+
+- `rolling_restart`: a deploy; every consumer leaves and rejoins under the same id, a quarter
+  of the group at a time (Kubernetes' default maxUnavailable of 25%; one at a time in groups of
+  up to four): two rebalances per batch, what Kafka users add static membership to survive;
+- `autoscaling`: 2-4 steps in one direction, each adding (or each removing) the same number of
+  consumers, 2 to a quarter of the group;
+- `flapping`: one consumer crashes and rejoins under its id, 2-5 times.
+
+A graceful leave and a crash are the same input to every strategy here: the consumer is gone
+from the next rebalance's group, so a function of (queues, consumers, previous) cannot tell them
+apart, and neither can the SAC session (RabbitMQ removes a cancelled consumer and a dead
+connection's consumer alike). Where they differ is outside a rebalance: when it starts (a crash
+waits for the session or heartbeat timeout, its queues unread meanwhile), the crashed consumer's
+unacknowledged messages being delivered again, and under Kafka's cooperative protocol a leaving
+member revoking its own partitions first. The `leave` and `crash` kinds differ only in how many
+consumers go at once.
+
+The same (base_seed, index) gives the same scenario on any machine, in any process and in any
+Spark partition: the random generator is seeded from a blake2b digest, never from `hash()`.
+Steps are generated lazily, one at a time.
 Runtime complexity: O(|Q| + |C|) per step.
 """
 
@@ -25,6 +44,9 @@ CHANGE_KINDS = (
     "queues_added",
     "queues_removed",
     "mixed",
+    "rolling_restart",
+    "autoscaling",
+    "flapping",
 )
 """Every kind of membership change a scenario can contain."""
 
@@ -124,11 +146,13 @@ class _Generator:
             self.new_consumer() for _ in range(self.log_uniform(self.settings.consumer_range))
         ]
         yield Step(0, INITIAL, tuple(queues), tuple(sorted(consumers)))
-        for index in range(1, self.rng.randint(*self.settings.change_count_range) + 1):
+        index = 0
+        for _ in range(self.rng.randint(*self.settings.change_count_range)):
             kind = self.choose_kind(len(queues), len(consumers))
-            step = self.apply(index, kind, queues, consumers)
-            queues, consumers = list(step.queues), list(step.consumers)
-            yield step
+            for step in self.apply(index + 1, kind, queues, consumers):
+                index = step.index
+                queues, consumers = list(step.queues), list(step.consumers)
+                yield step
 
     def log_uniform(self, bounds: tuple[int, int]) -> int:
         """An int in [low, high], uniform in log scale: skewed towards small groups."""
@@ -161,7 +185,65 @@ class _Generator:
         kinds = sorted(feasible)
         return self.rng.choices(kinds, weights=[feasible[kind] for kind in kinds])[0]
 
-    def apply(self, index: int, kind: str, queues: list[int], consumers: list[str]) -> Step:
+    def apply(
+        self, index: int, kind: str, queues: list[int], consumers: list[str]
+    ) -> Iterator[Step]:
+        """The steps of one change, numbered from `index`."""
+        if kind == "rolling_restart":
+            yield from self.rolling_restart(index, queues, consumers)
+        elif kind == "autoscaling":
+            yield from self.autoscaling(index, queues, consumers)
+        elif kind == "flapping":
+            yield from self.flapping(index, queues, consumers)
+        else:
+            yield self.one_rebalance(index, kind, queues, consumers)
+
+    def rolling_restart(
+        self, index: int, queues: list[int], consumers: list[str]
+    ) -> Iterator[Step]:
+        """Every consumer, batch by batch in a random order, leaves and rejoins under its id;
+        a batch is a quarter of the group, rounded up (Kubernetes' default maxUnavailable)."""
+        order = self.rng.sample(consumers, len(consumers))
+        batch = -(-len(order) // 4)
+        present = tuple(sorted(consumers))
+        for number, start in enumerate(range(0, len(order), batch)):
+            restarting = set(order[start : start + batch])
+            without = tuple(other for other in present if other not in restarting)
+            count = len(restarting)
+            leaving, rejoining = index + 2 * number, index + 2 * number + 1
+            yield Step(leaving, "rolling_restart", tuple(queues), without, departed=count)
+            yield Step(rejoining, "rolling_restart", tuple(queues), present, joined=count)
+
+    def autoscaling(self, index: int, queues: list[int], consumers: list[str]) -> Iterator[Step]:
+        """2-4 steps of the same size, all adding or all removing consumers (never the last)."""
+        rng = self.rng
+        size = rng.randint(2, max(2, len(consumers) // 4))
+        scale_in = len(consumers) > size and rng.random() < 0.5
+        present = list(consumers)
+        for offset in range(rng.randint(2, 4)):
+            if scale_in:
+                if len(present) <= size:
+                    return
+                gone = set(rng.sample(present, size))
+                present = [consumer for consumer in present if consumer not in gone]
+                counts = {"departed": size}
+            else:
+                present = present + [self.new_consumer() for _ in range(size)]
+                counts = {"joined": size}
+            yield Step(
+                index + offset, "autoscaling", tuple(queues), tuple(sorted(present)), **counts
+            )
+
+    def flapping(self, index: int, queues: list[int], consumers: list[str]) -> Iterator[Step]:
+        """One consumer crashes and rejoins under its id, 2-5 times."""
+        consumer = self.rng.choice(consumers)
+        present = tuple(sorted(consumers))
+        without = tuple(other for other in present if other != consumer)
+        for cycle in range(self.rng.randint(2, 5)):
+            yield Step(index + 2 * cycle, "flapping", tuple(queues), without, departed=1)
+            yield Step(index + 2 * cycle + 1, "flapping", tuple(queues), present, joined=1)
+
+    def one_rebalance(self, index: int, kind: str, queues: list[int], consumers: list[str]) -> Step:
         rng = self.rng
         joined: list[str] = []
         departed: list[str] = []
@@ -202,7 +284,7 @@ class _Generator:
 
 def _feasible(kind: str, queue_count: int, consumer_count: int) -> bool:
     """Whether `kind` can happen without emptying the group."""
-    if kind in ("leave", "crash"):
+    if kind in ("leave", "crash", "rolling_restart", "flapping"):
         return consumer_count > 1
     if kind == "queues_removed":
         return queue_count > 1
