@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from rebalancing.evaluation.aggregates import markdown_table, summarise
 from rebalancing.evaluation.replay import score_scenarios
 from rebalancing.evaluation.scenarios import generate_scenarios
+from rebalancing.evaluation.views import VIEW_MODES, ViewSettings
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, select
 
 
@@ -29,7 +30,39 @@ def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
         f"{', '.join(DEFAULT_STRATEGIES)}; also known: "
         f"{', '.join(sorted(set(STRATEGIES) - set(DEFAULT_STRATEGIES)))})",
     )
+    parser.add_argument(
+        "--views",
+        choices=VIEW_MODES,
+        default="broker",
+        help="broker: one view, computed once (default); client: each consumer rebalances on its "
+        "own, possibly stale view (client-side strategies only; the others stay broker-side)",
+    )
+    defaults = ViewSettings()
+    parser.add_argument(
+        "--stale-probability",
+        type=float,
+        default=defaults.stale_probability,
+        help="client views: chance a consumer's consumer list is stale after a change",
+    )
+    parser.add_argument(
+        "--queue-stale-probability",
+        type=float,
+        default=defaults.queue_stale_probability,
+        help="client views: chance a consumer's queue list is stale after a change",
+    )
+    parser.add_argument(
+        "--max-delay",
+        type=int,
+        default=defaults.max_delay,
+        help="client views: a stale view catches up after 1..MAX_DELAY rebalance periods",
+    )
     namespace = parser.parse_args(arguments)
+    try:
+        namespace.view_settings = ViewSettings(
+            namespace.stale_probability, namespace.queue_stale_probability, namespace.max_delay
+        )
+    except (TypeError, ValueError) as error:
+        parser.error(f"views: {error}")
     if namespace.scenarios <= 0:
         parser.error(f"--scenarios must be positive, got {namespace.scenarios}")
     try:
@@ -44,7 +77,8 @@ def main(arguments: Sequence[str] | None = None) -> int:
     options = parse_arguments(arguments)
     strategies = {strategy.name: strategy for strategy in options.strategies}
     started = time.perf_counter()
-    rows = score_scenarios(generate_scenarios(options.seed, range(options.scenarios)), strategies)
+    scenarios = generate_scenarios(options.seed, range(options.scenarios))
+    rows = score_scenarios(scenarios, strategies, options.views, options.view_settings)
     summary = summarise(rows)
     elapsed = time.perf_counter() - started
     print(markdown_table(summary))

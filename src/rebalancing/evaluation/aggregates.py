@@ -30,6 +30,9 @@ METRICS: tuple[str, ...] = (
     "rounds",
     "converged",
     "failed",
+    "queue_periods_read_twice",
+    "queue_periods_unread",
+    "periods_to_agree",
 )
 """The row columns that are aggregated."""
 
@@ -95,13 +98,19 @@ def summarise(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], dict[str, Aggre
 
 
 def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
-    """The summary as a Markdown table: one line per (strategy, change kind)."""
+    """The summary as a Markdown table: one line per (strategy, change kind); the client-view
+    columns (rebalancing.evaluation.views) only when some views disagreed."""
+    with_views = any((metrics["periods_to_agree"].max or 0) > 0 for metrics in summary.values())
     header = (
         "| strategy | change | rebalances | balance mean | balance p95 | spread max "
         "| stickiness mean | stickiness p50 | gap mean | gap max | moves mean | moves p95 "
         "| assign µs p50 | assign µs p95 | releases mean | releases p95 | rounds max "
         "| converged % | orphans+duplicates max | failed % |"
     )
+    if with_views:
+        header += (
+            " queue-periods read twice mean | queue-periods unread mean | periods to agree max |"
+        )
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for (strategy, change), metrics in summary.items():
         broken = max(metrics["orphans"].max or 0, metrics["duplicates"].max or 0)
@@ -127,6 +136,12 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
             _number(broken, digits=0),
             _number(_percent(metrics["failed"].mean), digits=1),
         ]
+        if with_views:
+            cells += [
+                _number(metrics["queue_periods_read_twice"].mean, digits=2),
+                _number(metrics["queue_periods_unread"].mean, digits=2),
+                _number(metrics["periods_to_agree"].max, digits=0),
+            ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

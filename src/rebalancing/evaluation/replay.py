@@ -22,6 +22,14 @@ from typing import Any
 from rebalancing.contract import AssignFunction, ProtocolRun, StrategySession
 from rebalancing.evaluation.scenarios import Scenario, Step, scenario_seed
 from rebalancing.evaluation.scores import Scores, first_owners, read_plan, score_reading
+from rebalancing.evaluation.views import (
+    VIEW_MODES,
+    ViewOutcome,
+    ViewSettings,
+    client_side_rebalance,
+    draw_lags,
+    step_rng,
+)
 from rebalancing.strategies import Strategy
 
 
@@ -59,6 +67,10 @@ class ScoreRow:
     converged: bool | None = None
     failed: bool = False
     error: str | None = None
+    views: str = "broker"
+    queue_periods_read_twice: int = 0
+    queue_periods_unread: int = 0
+    periods_to_agree: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,6 +98,15 @@ def as_strategies(strategies: Mapping[str, Strategy | AssignFunction]) -> dict[s
     return chosen
 
 
+@dataclass(frozen=True)
+class _ClientViews:
+    """One step's client views: the group before the change, and each consumer's lags."""
+
+    queues_before: tuple[Any, ...]
+    consumers_before: tuple[Any, ...]
+    lags: dict[Any, tuple[int, int]]
+
+
 class _Runner:
     """One strategy through one scenario: its plan in force, and its session if it has one."""
 
@@ -98,18 +119,32 @@ class _Runner:
         # the plan in force inverted (queue -> consumer), reused as the next step's previous
         # owners when reading it found it exact; None: invert `plan` when needed
         self.owner_before: dict[Any, Any] | None = {}
+        self.outcome: ViewOutcome | None = None  # what the last client-side rebalance cost
 
     def rebalance(
-        self, step: Step
+        self, step: Step, views: _ClientViews | None
     ) -> tuple[dict[Any, list[Any]], ProtocolRun | None, str | None, int]:
         """(the plan, its protocol run, the error if the step failed, nanoseconds); the plan in
-        force moves on only when the step succeeded."""
+        force moves on only when the step succeeded. With `views`, each consumer rebalances on
+        its own view (`self.outcome` says what that cost)."""
         run: ProtocolRun | None = None
+        self.outcome = None
         started = time.perf_counter_ns()
         try:
             if self.session is not None:
                 run = self.session.rebalance(step.queues, step.consumers)
                 result: Any = run.owners
+            elif views is not None:
+                self.outcome = client_side_rebalance(
+                    self.strategy.assign,
+                    step.queues,
+                    step.consumers,
+                    views.queues_before,
+                    views.consumers_before,
+                    self.plan,
+                    views.lags,
+                )
+                result = self.outcome.plan
             else:
                 result = self.strategy.assign(step.queues, step.consumers, self.plan)
         except Exception as error:  # the row reports it; one broken strategy stops nothing
@@ -142,20 +177,39 @@ def _as_plan(result: Any) -> tuple[dict[Any, list[Any]], str | None]:
 
 
 def score_scenario(
-    scenario: Scenario, strategies: Mapping[str, Strategy | AssignFunction]
+    scenario: Scenario,
+    strategies: Mapping[str, Strategy | AssignFunction],
+    views: str = "broker",
+    view_settings: ViewSettings | None = None,
 ) -> Iterator[ScoreRow]:
-    """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order."""
+    """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order.
+
+    `views="client"` runs every client-side strategy on each consumer's own, possibly stale, view
+    (rebalancing.evaluation.views); the others run broker-side as always, and rows say which.
+    """
+    if views not in VIEW_MODES:
+        raise ValueError(f"unknown views {views!r}; known: {', '.join(VIEW_MODES)}")
+    settings = view_settings or ViewSettings()
     seed = scenario_seed(scenario.base_seed, scenario.index)
     runners = {
         name: _Runner(strategy, seed) for name, strategy in as_strategies(strategies).items()
     }
+    before: Step | None = None
     for step in scenario.steps():
         queue_set, consumer_set = set(step.queues), set(step.consumers)
+        client_views = None
+        if views == "client" and before is not None:
+            lags = draw_lags(step.consumers, settings, step_rng(seed, step.index))
+            client_views = _ClientViews(before.queues, before.consumers, lags)
+        before = step
         for name, runner in runners.items():
             owner_before = runner.owner_before
             if owner_before is None:
                 owner_before = first_owners(runner.plan)
-            plan, run, error, elapsed = runner.rebalance(step)
+            on_clients = views == "client" and runner.session is None
+            on_clients = on_clients and runner.strategy.client_side
+            plan, run, error, elapsed = runner.rebalance(step, client_views if on_clients else None)
+            outcome = runner.outcome
             reading = read_plan(queue_set, consumer_set, plan)
             scores: Scores = score_reading(queue_set, consumer_set, owner_before, reading)
             if error is None:
@@ -183,13 +237,20 @@ def score_scenario(
                 converged=run.converged if run else None,
                 failed=error is not None,
                 error=error,
+                views="client" if on_clients else "broker",
+                queue_periods_read_twice=outcome.queue_periods_read_twice if outcome else 0,
+                queue_periods_unread=outcome.queue_periods_unread if outcome else 0,
+                periods_to_agree=outcome.periods_to_agree if outcome else 0,
                 **vars(scores),  # its fields, without the deep copy asdict makes
             )
 
 
 def score_scenarios(
-    scenarios: Iterable[Scenario], strategies: Mapping[str, Strategy | AssignFunction]
+    scenarios: Iterable[Scenario],
+    strategies: Mapping[str, Strategy | AssignFunction],
+    views: str = "broker",
+    view_settings: ViewSettings | None = None,
 ) -> Iterator[ScoreRow]:
     """Rows for every scenario in turn, lazily (one scenario's state in memory at a time)."""
     for scenario in scenarios:
-        yield from score_scenario(scenario, strategies)
+        yield from score_scenario(scenario, strategies, views, view_settings)

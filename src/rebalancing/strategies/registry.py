@@ -33,12 +33,15 @@ class Strategy:
     `assign` is the stateless contract function; `open_session`, for protocol strategies only,
     starts a new group's session: `open_session(seed=...)` with the scenario's seed, for any
     random choice the protocol makes (its `rebalance(queues, consumers)` returns a ProtocolRun).
+    `client_side` says that the plan does not depend on `previous`, so each consumer of a group
+    can compute it on its own, as classic RocketMQ clients do (rebalancing.evaluation.views).
     """
 
     name: str
     assign: AssignFunction
     origin: str
     open_session: Callable[..., StrategySession] | None = None
+    client_side: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -54,20 +57,27 @@ def _by_name(*strategies: Strategy) -> Mapping[str, Strategy]:
 
 
 STRATEGIES: Mapping[str, Strategy] = _by_name(
-    Strategy("averagely", averagely.assign, "RocketMQ AllocateMessageQueueAveragely"),
+    Strategy(
+        "averagely", averagely.assign, "RocketMQ AllocateMessageQueueAveragely", client_side=True
+    ),
     Strategy(
         "round_robin",
         round_robin.assign,
         "RocketMQ AllocateMessageQueueAveragelyByCircle, Kafka RoundRobinAssignor",
+        client_side=True,
     ),
     Strategy("sticky", sticky.assign, "RocketMQ sticky rebalancing report, Kafka StickyAssignor"),
     Strategy(
-        "consistent_hash", consistent_hash.assign, "RocketMQ AllocateMessageQueueConsistentHash"
+        "consistent_hash",
+        consistent_hash.assign,
+        "RocketMQ AllocateMessageQueueConsistentHash",
+        client_side=True,
     ),
     Strategy(
         "bounded_consistent_hash",
         bounded_consistent_hash.assign,
         "Consistent hashing with bounded loads (Mirrokni, Thorup, Zadimoghaddam 2016), tight",
+        client_side=True,
     ),
     Strategy(
         "super_stream",
