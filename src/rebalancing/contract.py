@@ -48,7 +48,9 @@ class ProtocolRun:
     """What one rebalance of a protocol strategy ended with and what the protocol cost.
 
     `owners` is the plan (consumer -> sorted queues); `releases`, `steps` (actions taken) and
-    `rounds` are the protocol's own counts; `converged` is False when a step bound cut it short.
+    `rounds` are the protocol's own counts; `converged` is False when a step bound cut it short;
+    `queues_paused` counts the queues that a consumer still in the group was reading before the
+    change and that had no reader at some moment of it (None: the protocol does not say).
     """
 
     owners: dict[Any, list[Any]]
@@ -56,6 +58,7 @@ class ProtocolRun:
     steps: int
     rounds: int
     converged: bool
+    queues_paused: int | None = None
 
 
 class StrategySession(Protocol):

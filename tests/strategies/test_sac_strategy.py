@@ -14,7 +14,7 @@ def test_the_specs_example_two_queues_two_apps() -> None:
     """a1 takes both queues, a2 waits; a1 releases q2 and a2 is made active on it."""
     run = sac.run(["q1", "q2"], ["a1", "a2"])
     assert run.owners == {"a1": ["q1"], "a2": ["q2"]}
-    assert (run.releases, run.converged) == (1, True)
+    assert (run.releases, run.converged, run.queues_paused) == (1, True, 1)
 
 
 def test_apps_still_present_keep_their_queues_when_a_balanced_group_loses_nobody() -> None:

@@ -29,6 +29,7 @@ METRICS: tuple[str, ...] = (
     "releases",
     "rounds",
     "converged",
+    "queues_paused",
     "failed",
     "queue_periods_read_twice",
     "queue_periods_unread",
@@ -105,7 +106,7 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
         "| strategy | change | rebalances | balance mean | balance p95 | spread max "
         "| stickiness mean | stickiness p50 | gap mean | gap max | moves mean | moves p95 "
         "| assign µs p50 | assign µs p95 | releases mean | releases p95 | rounds max "
-        "| converged % | orphans+duplicates max | failed % |"
+        "| converged % | paused mean | orphans+duplicates max | failed % |"
     )
     if with_views:
         header += (
@@ -133,6 +134,7 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
             _number(metrics["releases"].p95, digits=1),
             _number(metrics["rounds"].max, digits=0),
             _number(_percent(metrics["converged"].mean), digits=1),
+            _number(metrics["queues_paused"].mean, digits=1),
             _number(broken, digits=0),
             _number(_percent(metrics["failed"].mean), digits=1),
         ]

@@ -4,8 +4,10 @@ Each strategy runs through each scenario on its own: step 0 assigns from scratch
 step rebalances from the strategy's own previous plan. A protocol strategy (one with
 `open_session`) runs through one session per scenario, so each step starts from the state the
 previous one left, and its rows carry the protocol cost: releases, protocol steps, rounds and
-whether it converged (None for the others). The function the caller passes is the one that runs,
-whatever its name. A strategy that raises, or returns something that is not a plan, fails that
+whether it converged (None for the others); every row says how many queues the rebalance
+paused (`queues_paused`: the protocol's count, or for a plain function Kafka's eager protocol,
+which pauses every queue a remaining consumer was reading). The function the caller passes is
+the one that runs, whatever its name. A strategy that raises, or returns something that is not a plan, fails that
 step: the row says so (`failed`, `error`), scores an empty plan (every queue an orphan) and
 leaves balance, spread and stickiness undefined (None), so that a failure never looks balanced;
 the next step starts from the last plan in force, as a real group would. No Spark here.
@@ -67,6 +69,7 @@ class ScoreRow:
     converged: bool | None = None
     failed: bool = False
     error: str | None = None
+    queues_paused: int | None = None
     views: str = "broker"
     queue_periods_read_twice: int = 0
     queue_periods_unread: int = 0
@@ -235,6 +238,7 @@ def score_scenario(
                 protocol_steps=run.steps if run else None,
                 rounds=run.rounds if run else None,
                 converged=run.converged if run else None,
+                queues_paused=_queues_paused(run, scores, error),
                 failed=error is not None,
                 error=error,
                 views="client" if on_clients else "broker",
@@ -243,6 +247,17 @@ def score_scenario(
                 periods_to_agree=outcome.periods_to_agree if outcome else 0,
                 **vars(scores),  # its fields, without the deep copy asdict makes
             )
+
+
+def _queues_paused(run: ProtocolRun | None, scores: Scores, error: str | None) -> int | None:
+    """The queues a consumer still in the group was reading and that went unread during the
+    rebalance: what the protocol reports; for a strategy without one, Kafka's eager protocol,
+    where every member gives up every partition first (all kept and moved queues)."""
+    if error is not None:
+        return None
+    if run is not None:
+        return run.queues_paused
+    return scores.kept + scores.moves
 
 
 def score_scenarios(

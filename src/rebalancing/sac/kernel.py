@@ -195,7 +195,8 @@ def run_rounds_kernel(
     counts_out: Any,
 ) -> None:
     """Run the round schedule on the arrays (mutated); counts_out = [releases, steps, rounds,
-    converged]. Mirrors schedulers.run_rounds statement for statement where it matters."""
+    converged, queues paused]. Mirrors schedulers.run_rounds statement for statement where it
+    matters."""
     queue_count = active.shape[0]
     app_count = start_id.shape[0]
     steps = 0
@@ -213,6 +214,7 @@ def run_rounds_kernel(
         counts_out[1] = steps
         counts_out[2] = 0
         counts_out[3] = 1
+        counts_out[4] = 0
         return
     by_start = np.argsort(start_id, kind="mergesort")
     rank = np.empty(app_count, dtype=np.int64)
@@ -273,6 +275,7 @@ def run_rounds_kernel(
     unpromoted = np.arange(queue_count)
     unpromoted_count = queue_count
     clock = scalars[1]
+    paused = np.zeros(queue_count, dtype=np.bool_)  # released at least once
     released_apps = np.empty(queue_count, dtype=np.int64)
     released_queues = np.empty(queue_count, dtype=np.int64)
     releasing = np.empty(app_count, dtype=np.int64)
@@ -330,6 +333,7 @@ def run_rounds_kernel(
             counts_out[1] = steps
             counts_out[2] = rounds
             counts_out[3] = 1 if releasing_count == 0 else 0
+            counts_out[4] = np.count_nonzero(paused)
             scalars[1] = clock
             return
         released_count = 0
@@ -356,6 +360,7 @@ def run_rounds_kernel(
                     queue = _tree_kth(owned_tree, app, chosen_rank, top_bit)
                     _tree_add(owned_tree, app, queue, -1)
                 active[queue] = -1
+                paused[queue] = True
                 if held >= lowest + 2:
                     above -= 1
                 else:
@@ -532,7 +537,7 @@ class KernelEngine:
 
     def settle(self, variant: str, bound: int) -> ProtocolRun:
         """Run the round schedule to quiescence, or until `bound` steps."""
-        counts = np.zeros(4, dtype=np.int64)
+        counts = np.zeros(5, dtype=np.int64)
         run_rounds_kernel(
             self.active,
             self.fifo_head,
@@ -553,8 +558,8 @@ class KernelEngine:
         for queue, app in zip(self.queues, self.active.tolist(), strict=True):
             if app >= 0:
                 owners[apps[app]].append(queue)
-        releases, steps, rounds, converged = (int(value) for value in counts)
-        return ProtocolRun(owners, releases, steps, rounds, bool(converged))
+        releases, steps, rounds, converged, paused = (int(value) for value in counts)
+        return ProtocolRun(owners, releases, steps, rounds, bool(converged), paused)
 
 
 @njit(cache=True)

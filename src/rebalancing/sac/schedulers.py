@@ -12,10 +12,11 @@
 
 Every action goes through the model's guarded functions, so each run is a behaviour of the spec.
 Both report releases, steps (actions taken), rounds (maximal runs of releases ended by a
-promotion) and whether quiescence came within the step bound; hitting the bound is reported in
-`converged`, never raised. run_rounds checks the bound between rounds, so it may overshoot by
-one round. Runtime complexity: O(|Q| x |A|) to subscribe, then per round
-O((releases + enabled apps) x log |A| + releases x log |Q|).
+promotion) and whether quiescence came within the step bound; run_rounds also the queues paused
+(released at least once: a released queue has no reader until the broker promotes the next).
+Hitting the bound is reported in `converged`, never raised. run_rounds checks the bound
+between rounds, so it may overshoot by one round. Runtime complexity: O(|Q| x |A|) to
+subscribe, then per round O((releases + enabled apps) x log |A| + releases x log |Q|).
 """
 
 from __future__ import annotations
@@ -169,6 +170,7 @@ def run_rounds(
                 subscribe(state, app, queue)
                 tally.record("subscribe")
     owned = state.owners()  # kept in step: each app's active queues, ascending
+    paused: set[Any] = set()  # queues released at least once: each waits for its next consumer
     unpromoted = list(state.queues)  # the queues that may lack an active consumer
     while True:
         for queue in unpromoted:
@@ -183,7 +185,12 @@ def run_rounds(
         releasing = release_enabled_start_ids(state, variant)
         if not releasing or tally.steps >= bound:
             return ProtocolRun(
-                state.owners(), tally.releases, tally.steps, tally.rounds, not releasing
+                state.owners(),
+                tally.releases,
+                tally.steps,
+                tally.rounds,
+                not releasing,
+                len(paused),
             )
         released: list[tuple[Any, Any]] = []
         for start_id in releasing:
@@ -191,6 +198,7 @@ def run_rounds(
             while release_enabled(state, app, variant):
                 queue = choice.take(owned[app])
                 release(state, app, queue, variant)
+                paused.add(queue)
                 tally.record("release")
                 released.append((app, queue))
         for app, queue in released:

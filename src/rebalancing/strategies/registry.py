@@ -19,6 +19,7 @@ from rebalancing.strategies import (
     averagely,
     bounded_consistent_hash,
     consistent_hash,
+    cooperative_sticky,
     round_robin,
     sac,
     sticky,
@@ -67,6 +68,12 @@ STRATEGIES: Mapping[str, Strategy] = _by_name(
         client_side=True,
     ),
     Strategy("sticky", sticky.assign, "RocketMQ sticky rebalancing report, Kafka StickyAssignor"),
+    Strategy(
+        "cooperative_sticky",
+        cooperative_sticky.assign,
+        "Kafka CooperativeStickyAssignor (KIP-429): sticky's plan in two rebalances",
+        open_session=cooperative_sticky.Session,
+    ),
     Strategy(
         "consistent_hash",
         consistent_hash.assign,

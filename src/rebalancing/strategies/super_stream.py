@@ -15,7 +15,8 @@ sticky, and the reference to beat for anyone considering SAC with leaderless rel
 A session's ProtocolRun counts, per rebalance: `releases`, the partitions whose active consumer
 is still in the group but must step down (the broker sends it a consumer update and waits for its
 answer before activating the next one); `steps`, every partition whose active consumer changes;
-`rounds`, 1 when anything changes, else 0 (the broker does the handovers in one pass).
+`rounds`, 1 when anything changes, else 0 (the broker does the handovers in one pass);
+`queues_paused`, the partitions that stepped down (unread until the next consumer takes over).
 Runtime complexity: O(|Q| log |Q| + |C| log |C|) per rebalance.
 """
 
@@ -64,7 +65,7 @@ class Session:
                 changed += 1
                 stepped_down += self.owner[queue] in present
         self.owner = owner
-        return ProtocolRun(plan, stepped_down, changed, 1 if changed else 0, True)
+        return ProtocolRun(plan, stepped_down, changed, 1 if changed else 0, True, stepped_down)
 
 
 def assign(
