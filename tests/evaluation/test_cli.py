@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 
 import pytest
 
@@ -25,6 +30,9 @@ def test_prints_a_table_line_per_strategy_and_change(capsys: pytest.CaptureFixtu
         (["--scenarios", "0"], "--scenarios must be positive"),
         (["--strategies", "sticky,bogus"], "--strategies: unknown strategy 'bogus'"),
         (["--seed", "x"], "--seed"),
+        (["--views", "peer"], "--views"),
+        (["--views", "client", "--stale-probability", "2"], "stale_probability"),
+        (["--views", "client", "--max-delay", "0"], "max_delay"),
     ],
 )
 def test_bad_parameters_exit_non_zero_naming_the_parameter(
@@ -35,3 +43,33 @@ def test_bad_parameters_exit_non_zero_naming_the_parameter(
     )
     assert completed.returncode == 2
     assert message in completed.stderr
+
+
+def test_client_views_add_their_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    arguments = ["--scenarios", "20", "--strategies", "averagely,sticky", "--views", "client"]
+    assert main([*arguments, "--stale-probability", "1", "--seed", "2"]) == 0
+    output = capsys.readouterr().out
+    assert "queue-periods read twice mean" in output
+
+
+def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not() -> None:
+    command = [sys.executable, "-m", "rebalancing.evaluation", "--scenarios", "30"]
+    command += ["--strategies", "averagely"]
+    piped = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert "30/30" not in piped.stderr
+    parent, child = pty.openpty()
+    rows_columns = struct.pack("HHHH", 24, 100, 0, 0)  # a terminal's size, as a real one has
+    fcntl.ioctl(child, termios.TIOCSWINSZ, rows_columns)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=child, check=True)
+    os.close(child)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(parent, 65536)
+        except OSError:  # the other end is closed and everything was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(parent)
+    assert b"30/30" in shown, shown

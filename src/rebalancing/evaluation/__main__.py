@@ -7,11 +7,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from rebalancing.evaluation.aggregates import markdown_table, summarise
 from rebalancing.evaluation.replay import score_scenarios
-from rebalancing.evaluation.scenarios import generate_scenarios
+from rebalancing.evaluation.scenarios import Scenario, generate_scenarios
 from rebalancing.evaluation.views import VIEW_MODES, ViewSettings
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, select
 
@@ -73,11 +73,26 @@ def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
     return namespace
 
 
+def _with_progress(scenarios: Iterator[Scenario], total: int) -> Iterator[Scenario]:
+    """The scenarios with a progress bar and the time left on standard error (tqdm), when that
+    is a terminal; as they are otherwise, and without tqdm (it comes with the spark extra)."""
+    if not sys.stderr.isatty():
+        return scenarios
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        print("(no progress bar: pip install tqdm)", file=sys.stderr)
+        return scenarios
+    return iter(tqdm(scenarios, total=total, unit=" scenarios", file=sys.stderr))
+
+
 def main(arguments: Sequence[str] | None = None) -> int:
     options = parse_arguments(arguments)
     strategies = {strategy.name: strategy for strategy in options.strategies}
     started = time.perf_counter()
-    scenarios = generate_scenarios(options.seed, range(options.scenarios))
+    scenarios = _with_progress(
+        generate_scenarios(options.seed, range(options.scenarios)), options.scenarios
+    )
     rows = score_scenarios(scenarios, strategies, options.views, options.view_settings)
     summary = summarise(rows)
     elapsed = time.perf_counter() - started

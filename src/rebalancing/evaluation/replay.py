@@ -7,10 +7,11 @@ previous one left, and its rows carry the protocol cost: releases, protocol step
 whether it converged (None for the others); every row says how many queues the rebalance
 paused (`queues_paused`: the protocol's count, or for a plain function Kafka's eager protocol,
 which pauses every queue a remaining consumer was reading). The function the caller passes is
-the one that runs, whatever its name. A strategy that raises, or returns something that is not a plan, fails that
-step: the row says so (`failed`, `error`), scores an empty plan (every queue an orphan) and
-leaves balance, spread and stickiness undefined (None), so that a failure never looks balanced;
-the next step starts from the last plan in force, as a real group would. No Spark here.
+the one that runs, whatever its name. A strategy that raises, or returns something that is not
+a plan, fails that step: the row says so (`failed`, `error`), scores an empty plan (every queue
+an orphan) and leaves balance, spread and stickiness undefined (None), so that a failure never
+looks balanced; the next step starts from the last plan in force, as a real group would. No Spark
+here.
 Runtime complexity: per step and strategy, the strategy's own cost plus O(|Q| + |C|).
 """
 
