@@ -1,7 +1,9 @@
 """Entry file for spark-submit: `spark-submit jobs/score_strategies.py --scenarios N ...`.
 
-The same flags as `python -m rebalancing.harness`; the package is shipped to the executors by
-the job itself (a zip added with addPyFile).
+The same flags as `python -m rebalancing.harness`. The job ships what the executors need to
+import by itself (a zip of the rebalancing package, and the module of every
+`package.module:function` strategy, added with addPyFile), so the executors need only the
+compiled dependencies (pyarrow, numpy, pandas, numba), installed or in a packed environment.
 """
 
 import sys

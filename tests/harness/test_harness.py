@@ -1,4 +1,4 @@
-"""The Spark harness end to end, on a session-scoped local[2] Spark."""
+"""The Spark harness end to end, on a session-scoped local[2] Spark (tests/harness/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import math
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,25 +21,12 @@ from rebalancing.evaluation.scenarios import generate_scenarios
 from rebalancing.harness.job import aggregate, default_partitions, run, score_rows
 from rebalancing.harness.options import ParameterError, parse_options
 from rebalancing.harness.reports import to_summary
-from rebalancing.strategies import STRATEGIES
+from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES
+
+DEFAULTS = {name: STRATEGIES[name] for name in DEFAULT_STRATEGIES}
 
 SMALL = ["--queues", "1:120", "--consumers", "1:24", "--changes", "1:4"]
 TIMINGS = ("assign_micros",)
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("rebalancing-tests")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
 
 
 def _aggregates(out: Path) -> list[dict[str, Any]]:
@@ -70,12 +56,12 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
     assert (tmp_path / "summary.md").read_text().strip() == table
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["scenarios"] == 40
-    assert info["strategies"] == list(STRATEGIES)
+    assert info["strategies"] == list(DEFAULT_STRATEGIES)
     assert info["versions"]["pyspark"] == pyspark_version
     assert info["scenarios_per_second"] > 0
     raw = pq.read_table(tmp_path / "rows.parquet")
     expected_rows = list(
-        score_scenarios(generate_scenarios(3, range(40), options.settings), STRATEGIES)
+        score_scenarios(generate_scenarios(3, range(40), options.settings), DEFAULTS)
     )
     assert raw.num_rows == len(expected_rows)
     csv_lines = (tmp_path / "summary.csv").read_text().splitlines()
@@ -86,7 +72,7 @@ def test_aggregates_equal_the_pure_python_cores(spark: SparkSession, tmp_path: P
     options = parse_options(["--scenarios", "50", "--seed", "8", "--out", str(tmp_path), *SMALL])
     run(options, spark)
     from_spark = to_summary(_aggregates(tmp_path))
-    rows = score_scenarios(generate_scenarios(8, range(50), options.settings), STRATEGIES)
+    rows = score_scenarios(generate_scenarios(8, range(50), options.settings), DEFAULTS)
     from_core = summarise(rows)
     assert from_spark.keys() == from_core.keys()
     for group, metrics in from_core.items():
@@ -137,7 +123,7 @@ def test_aggregates_are_computed_once_and_written_sorted(
     assert len(files) == 1
     keys = [(row["strategy"], row["change"]) for row in pq.read_table(files[0]).to_pylist()]
     assert keys == sorted(keys)
-    assert len(keys) == len(set(keys)) > len(STRATEGIES)
+    assert len(keys) == len(set(keys)) > len(DEFAULTS)
 
 
 def test_big_runs_get_partitions_of_at_most_ten_thousand_scenarios() -> None:
@@ -157,6 +143,12 @@ def test_big_runs_get_partitions_of_at_most_ten_thousand_scenarios() -> None:
         (["--mix", "join=1,explode=2"], "--mix: unknown change kind 'explode'"),
         (["--partitions", "-1"], "--partitions must be positive"),
         (["--out", "/proc/no-such-place"], "--out: cannot write"),
+        (["--remote", "localhost:15002"], "--remote: expected sc://HOST:PORT"),
+        (
+            ["--master", "local[1]", "--remote", "sc://127.0.0.1:15002"],
+            "--remote and --master exclude each other",
+        ),
+        (["--strategies", "no_such_module:assign"], "could not import module 'no_such_module'"),
     ],
 )
 def test_bad_parameters_fail_before_spark_naming_the_parameter(

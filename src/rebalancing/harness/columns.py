@@ -1,5 +1,10 @@
 """Score rows as Arrow record batches: what the Spark partitions hand back, one batch per group
-of scenarios (never one Python object per row through Spark)."""
+of scenarios (never one Python object per row through Spark).
+
+This is the module the executors import (score_arrow_partition runs there): it needs pyarrow
+and the scoring core only, not pyspark's session, matplotlib or the reports, so an executor's
+Python needs no more than the scoring does.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import pyarrow as pa
 
 from rebalancing.evaluation.replay import ScoreRow, score_scenarios
 from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings
-from rebalancing.strategies import STRATEGIES
+from rebalancing.strategies import Strategy, resolve
 
 
 def _arrow_type(annotation: Any) -> pa.DataType:
@@ -48,12 +53,17 @@ def rows_to_batch(rows: list[ScoreRow]) -> pa.RecordBatch:
 def score_index_batches(
     index_batches: Iterable[Iterable[int]],
     base_seed: int,
-    strategy_names: tuple[str, ...],
+    strategy_specs: tuple[str, ...],
     settings: ScenarioSettings,
     scenarios_per_batch: int,
 ) -> Iterator[pa.RecordBatch]:
-    """Score the scenarios of each batch of indices; one Arrow batch per `scenarios_per_batch`."""
-    strategies = {name: STRATEGIES[name] for name in strategy_names}
+    """Score the scenarios of each batch of indices; one Arrow batch per `scenarios_per_batch`.
+
+    `strategy_specs` are resolved here, where the scoring runs (an executor): registered names,
+    or `package.module:function` from a module shipped with the job. Rows carry each strategy's
+    name (the spec itself for a bare function).
+    """
+    strategies = resolve_strategies(strategy_specs)
     pending: list[int] = []
     for indices in index_batches:
         pending.extend(indices)
@@ -64,8 +74,31 @@ def score_index_batches(
         yield _score_chunk(pending, base_seed, strategies, settings)
 
 
+def resolve_strategies(strategy_specs: tuple[str, ...]) -> dict[str, Strategy]:
+    """Row label -> Strategy for each spec (see rebalancing.strategies.resolve)."""
+    resolved = (resolve(spec) for spec in strategy_specs)
+    return {strategy.name: strategy for strategy in resolved}
+
+
 def _score_chunk(
-    indices: list[int], base_seed: int, strategies: dict[str, Any], settings: ScenarioSettings
+    indices: list[int],
+    base_seed: int,
+    strategies: dict[str, Strategy],
+    settings: ScenarioSettings,
 ) -> pa.RecordBatch:
     scenarios = (Scenario(base_seed, index, settings) for index in indices)
     return rows_to_batch(list(score_scenarios(scenarios, strategies)))
+
+
+def score_arrow_partition(
+    batches: Iterator[pa.RecordBatch],
+    base_seed: int,
+    strategy_specs: tuple[str, ...],
+    settings: ScenarioSettings,
+    scenarios_per_batch: int,
+) -> Iterator[pa.RecordBatch]:
+    """The mapInArrow function: batches of scenario indices (column `id`) in, score rows out."""
+    index_batches = (batch.column("id").to_pylist() for batch in batches)
+    yield from score_index_batches(
+        index_batches, base_seed, strategy_specs, settings, scenarios_per_batch
+    )

@@ -5,6 +5,13 @@ with the pure-Python core and hands back Arrow batches -> aggregates per strateg
 kind (and per strategy over all changes) -> Parquet, summary.md, summary.csv, run.json.
 Means and standard deviations come from exact decimal sums, and percentiles and maxima do not
 depend on order, so every aggregate but the timings is the same for any partitioning.
+
+The same job runs on an embedded local[*] Spark, under spark-submit on a cluster, and through a
+Spark Connect server (`--remote sc://...`): the package and a user's strategy modules go to the
+executors with the job (rebalancing.harness.shipping), and the driver collects only the
+aggregates (a few dozen rows), which it writes itself, so its memory does not grow with the
+number of scenarios and `--out` need not be on a filesystem the executors share (only `--raw`,
+written by the executors, does).
 """
 
 from __future__ import annotations
@@ -12,25 +19,23 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import shutil
 import sys
-import tempfile
 import time
-import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pyspark
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
-import rebalancing
 from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS
-from rebalancing.evaluation.scenarios import ScenarioSettings
-from rebalancing.harness.columns import SPARK_DDL, score_index_batches
+from rebalancing.harness.columns import ROW_SCHEMA, SPARK_DDL, score_arrow_partition
 from rebalancing.harness.options import HarnessOptions
 from rebalancing.harness.reports import write_reports
+from rebalancing.harness.shipping import ShippingPlan, plan_shipping
 
 SCENARIOS_PER_PARTITION = 10_000
 """Default partition size: a task of about a minute, so a long run's progress bar moves and a
@@ -41,8 +46,16 @@ EXACT_PERCENTILES_UP_TO = 200_000
 exact ones hold every value of a group in one task's memory."""
 
 
+_ADDED_PY_FILES: set[tuple[str, str]] = set()
+"""(application id, path) of every file this process has added with addPyFile: adding one
+again only makes Spark warn (it never replaces a file an application has)."""
+
+
 def build_session(options: HarnessOptions) -> SparkSession:
-    """The session: `--master` if given; spark-submit's when submitted; else local[*]."""
+    """The session: a Spark Connect one for `--remote`; else `--master` if given, spark-submit's
+    when submitted, local[*] otherwise."""
+    if options.remote:
+        return SparkSession.builder.remote(options.remote).appName("rebalancing-harness").create()
     builder = SparkSession.builder.appName("rebalancing-harness")
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ
     if options.master:
@@ -55,28 +68,35 @@ def build_session(options: HarnessOptions) -> SparkSession:
     return builder.getOrCreate()
 
 
-def ship_package(spark: SparkSession) -> None:
-    """Zip the rebalancing package and add it to the executors' Python path, so that a cluster
-    whose executors do not have it installed runs the job unchanged."""
-    package_dir = Path(rebalancing.__file__).parent
-    archive = Path(tempfile.mkdtemp(prefix="rebalancing-")) / "rebalancing.zip"
-    with zipfile.ZipFile(archive, "w") as bundle:
-        for path in package_dir.rglob("*.py"):
-            bundle.write(path, path.relative_to(package_dir.parent))
-    spark.sparkContext.addPyFile(str(archive))
+def is_connect(session: SparkSession) -> bool:
+    """Whether `session` drives a Spark Connect server (it has no SparkContext then)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
 
 
-def _score_partition(
-    batches: Iterator[pa.RecordBatch],
-    base_seed: int,
-    strategy_names: tuple[str, ...],
-    settings: ScenarioSettings,
-    scenarios_per_batch: int,
-) -> Iterator[pa.RecordBatch]:
-    index_batches = (batch.column("id").to_pylist() for batch in batches)
-    yield from score_index_batches(
-        index_batches, base_seed, strategy_names, settings, scenarios_per_batch
-    )
+def ship_to_executors(session: SparkSession, strategy_specs: tuple[str, ...]) -> ShippingPlan:
+    """Put the rebalancing package and the user's strategy modules on the executors' Python path
+    (addPyFile; addArtifacts over Spark Connect), so that executors without the project
+    installed, and without a filesystem shared with the driver, run the job unchanged."""
+    plan = plan_shipping(strategy_specs)
+    for path in plan.files:
+        if is_connect(session):
+            session.addArtifacts(str(path), pyfile=True)
+            continue
+        context = session.sparkContext
+        if (context.applicationId, str(path)) not in _ADDED_PY_FILES:  # once per application
+            context.addPyFile(str(path))
+            _ADDED_PY_FILES.add((context.applicationId, str(path)))
+    return plan
+
+
+def default_parallelism(session: SparkSession) -> int:
+    """The cluster's default parallelism; over Spark Connect, which has no SparkContext, the
+    number of partitions spark.range gets by default (a small job on the server)."""
+    if not is_connect(session):
+        return session.sparkContext.defaultParallelism
+    partition_ids = session.range(0, 1 << 16).select(F.spark_partition_id().alias("partition"))
+    counted = partition_ids.agg(F.count_distinct("partition").alias("partitions")).first()
+    return int(counted["partitions"]) if counted else 1
 
 
 def default_partitions(scenarios: int, parallelism: int) -> int:
@@ -88,21 +108,45 @@ def score_rows(spark: SparkSession, options: HarnessOptions, partitions: int) ->
     """One row per (scenario, step, strategy), computed in `partitions` partitions."""
     indices = spark.range(0, options.scenarios, numPartitions=partitions)
     scorer = functools.partial(
-        _score_partition,
+        score_arrow_partition,
         base_seed=options.seed,
-        strategy_names=options.strategies,
+        strategy_specs=options.strategies,
         settings=options.settings,
         scenarios_per_batch=options.scenarios_per_batch,
     )
     return indices.mapInArrow(scorer, SPARK_DDL)
 
 
+TIMING_METRICS = frozenset({"assign_micros"})
+"""Metrics that differ from run to run anyway: summed as doubles (no exactness to keep)."""
+
+
+def _exact_sum_type(metric: str) -> str | None:
+    """The decimal type whose sums of `metric` are exact: integers (and booleans) at scale 0;
+    fractions at scale 18, where a value's rounding (5e-19) cannot reach the 1e-9 the
+    variance, a small difference of large sums, must keep. None for a timing metric."""
+    if metric in TIMING_METRICS:
+        return None
+    kind = ROW_SCHEMA.field(metric).type
+    return "decimal(38,18)" if pa.types.is_floating(kind) else "decimal(38,0)"
+
+
 def _metric_aggregates(metric: str, exact_percentiles: bool) -> list[Column]:
+    """count, mean, stddev, p50/p95/p99 and max of one score column.
+
+    The sums of values and of their squares (each squared in double, exactly for integers
+    below 2^26) are decimals, so that they do not depend on the order the rows arrive in, and
+    every aggregate but the timings is the same for any partitioning.
+    """
     value = F.col(metric).cast("double")
-    exact = F.col(metric).cast("decimal(38,10)")
     count = F.count(value)
-    total = F.sum(exact).cast("double")
-    total_of_squares = F.sum((value * value).cast("decimal(38,10)")).cast("double")
+    exact_type = _exact_sum_type(metric)
+    if exact_type is None:
+        total = F.sum(value)
+        total_of_squares = F.sum(value * value)
+    else:
+        total = F.sum(F.col(metric).cast(exact_type)).cast("double")
+        total_of_squares = F.sum((value * value).cast(exact_type)).cast("double")
     variance = (total_of_squares - total * total / count) / (count - 1)
     fractions = "array(0.5, 0.95, 0.99)"
     quantiles = (
@@ -136,14 +180,30 @@ def aggregate(rows: DataFrame, exact_percentiles: bool) -> DataFrame:
     return grouped.select(*selected).repartition(1).sortWithinPartitions("strategy", "change")
 
 
+def collect_aggregates(aggregates: DataFrame, out: Path) -> list[dict[str, Any]]:
+    """Compute the aggregates once, bring them to the driver as Arrow (a few dozen rows, however
+    many scenarios) and write them to `out`/aggregates.parquet from there."""
+    table = aggregates.toArrow()
+    target = out / "aggregates.parquet"
+    if target.is_dir():
+        shutil.rmtree(target)
+    elif target.exists():
+        target.unlink()
+    target.mkdir(parents=True)
+    pq.write_table(table, target / "part-00000.parquet")
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
+
+
 def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
     """Run the whole job; returns the Markdown summary (also written to `options.out`)."""
     started = time.perf_counter()
     session = spark or build_session(options)
-    master = session.sparkContext.master
-    ship_package(session)
+    connect = is_connect(session)
+    master = options.remote if connect else session.sparkContext.master
+    shipping = ship_to_executors(session, options.strategies)
     partitions = options.partitions or default_partitions(
-        options.scenarios, session.sparkContext.defaultParallelism
+        options.scenarios, default_parallelism(session)
     )
     rows = score_rows(session, options, partitions)
     out = options.out.resolve()
@@ -151,11 +211,7 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
         rows.write.mode("overwrite").parquet(str(out / "rows.parquet"))
         rows = session.read.parquet(str(out / "rows.parquet"))
     exact = options.scenarios <= EXACT_PERCENTILES_UP_TO
-    aggregates = aggregate(rows, exact)
-    aggregates.write.mode("overwrite").parquet(str(out / "aggregates.parquet"))
-    collected = [
-        row.asDict() for row in session.read.parquet(str(out / "aggregates.parquet")).collect()
-    ]
+    collected = collect_aggregates(aggregate(rows, exact), out)
     wall = time.perf_counter() - started
     run_info: dict[str, Any] = {
         "scenarios": options.scenarios,
@@ -167,6 +223,9 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
         "change_weights": dict(options.settings.change_weights),
         "partitions": partitions,
         "master": master,
+        "spark_connect": connect,
+        "shipped_to_executors": [path.name for path in shipping.files],
+        "not_shipped": shipping.not_shipped,
         "percentiles": "exact" if exact else "approximate (percentile_approx, accuracy 100000)",
         "raw_rows": options.raw,
         "wall_seconds": round(wall, 3),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rebalancing.evaluation.scenarios import CHANGE_KINDS, ScenarioSettings
-from rebalancing.strategies import STRATEGIES, select
+from rebalancing.strategies import DEFAULT_STRATEGIES, select
 
 
 @dataclass(frozen=True)
@@ -19,9 +19,11 @@ class HarnessOptions:
 
     scenarios: int = 1000
     seed: int = 1
-    strategies: tuple[str, ...] = tuple(STRATEGIES)
+    # As given: registered names or package.module:function, resolved again on the executors.
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     partitions: int | None = None  # None: job.default_partitions
     master: str | None = None  # None: spark-submit's, or local[*] when run embedded
+    remote: str | None = None  # sc://host:port: run through a Spark Connect server instead
     out: Path = Path("out/harness")
     raw: bool = False
     scenarios_per_batch: int = 32
@@ -71,6 +73,25 @@ def _check_writable(out: Path) -> None:
         raise ParameterError(f"--out: cannot write to {str(out)!r}: {error.strerror}") from None
 
 
+def _strategy_specs(text: str) -> tuple[str, ...]:
+    """The strategies as given, once each, after checking on the driver that each resolves and
+    that no two label their rows alike (a user's Strategy object keeps its own name)."""
+    specs = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    try:
+        resolved = select(",".join(specs))
+    except ValueError as error:
+        raise ParameterError(f"--strategies: {error}") from None
+    labels: dict[str, str] = {}
+    for spec, strategy in zip(specs, resolved, strict=True):
+        if strategy.name in labels:
+            raise ParameterError(
+                f"--strategies: {labels[strategy.name]!r} and {spec!r} are both named "
+                f"{strategy.name!r}; their rows could not be told apart"
+            )
+        labels[strategy.name] = spec
+    return specs
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m rebalancing.harness",
@@ -83,8 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="base seed of the scenarios")
     parser.add_argument(
         "--strategies",
-        default=",".join(STRATEGIES),
-        help=f"comma-separated strategy names (default: all of {', '.join(STRATEGIES)})",
+        default=",".join(DEFAULT_STRATEGIES),
+        help="comma-separated strategies: registered names, or package.module:function for one "
+        "of your own (shipped to the executors with the job); default: "
+        + ", ".join(DEFAULT_STRATEGIES)
+        + " (sac_spec is registered too: under the round schedule it always equals sac)",
     )
     parser.add_argument(
         "--partitions",
@@ -93,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
         "and at most 10,000 scenarios per partition)",
     )
     parser.add_argument("--master", help="Spark master URL (default: local[*] when embedded)")
+    parser.add_argument(
+        "--remote",
+        help="Spark Connect server, sc://HOST:PORT, to run the job through (not --master)",
+    )
     parser.add_argument("--out", default="out/harness", help="output directory")
     parser.add_argument("--raw", action="store_true", help="also write every score row (Parquet)")
     parser.add_argument("--queues", default="1:4096", help="queue count range LOW:HIGH")
@@ -116,10 +144,11 @@ def parse_options(arguments: Sequence[str] | None = None) -> HarnessOptions:
         raise ParameterError(f"--partitions must be positive, got {namespace.partitions}")
     if namespace.scenarios_per_batch <= 0:
         raise ParameterError("--scenarios-per-batch must be positive")
-    try:
-        names = tuple(strategy.name for strategy in select(namespace.strategies))
-    except ValueError as error:
-        raise ParameterError(f"--strategies: {error}") from None
+    if namespace.master and namespace.remote:
+        raise ParameterError("--remote and --master exclude each other: give one of them")
+    if namespace.remote is not None and not namespace.remote.startswith("sc://"):
+        raise ParameterError(f"--remote: expected sc://HOST:PORT, got {namespace.remote!r}")
+    specs = _strategy_specs(namespace.strategies)
     settings = ScenarioSettings(
         queue_range=_range("--queues", namespace.queues),
         consumer_range=_range("--consumers", namespace.consumers),
@@ -131,9 +160,10 @@ def parse_options(arguments: Sequence[str] | None = None) -> HarnessOptions:
     return HarnessOptions(
         scenarios=namespace.scenarios,
         seed=namespace.seed,
-        strategies=names,
+        strategies=specs,
         partitions=namespace.partitions,
         master=namespace.master,
+        remote=namespace.remote,
         out=out,
         raw=namespace.raw,
         scenarios_per_batch=namespace.scenarios_per_batch,

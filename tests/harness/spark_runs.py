@@ -1,0 +1,155 @@
+"""What the cluster, Connect and user-strategy tests share: the run they all score, the user's
+strategy module, how aggregates are compared, and how a driver is launched and always reaped."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from rebalancing.harness.local_cluster import LOOPBACK, spark_home, stop_process_tree
+
+REPOSITORY = Path(__file__).parents[2]
+ENTRY_FILE = REPOSITORY / "jobs" / "score_strategies.py"
+SMALL = ["--queues", "1:120", "--consumers", "1:24", "--changes", "1:4"]
+TIMINGS = ("assign_micros",)
+
+USER_PACKAGE = "user_crc_strategies"
+USER_STRATEGY = f"{USER_PACKAGE}.crc:by_crc"
+USER_STRATEGY_SOURCE = '''"""A user's own strategy, outside the package (the README's example)."""
+
+import zlib
+
+from rebalancing.contract import empty_plan, prepare
+
+
+def by_crc(queues, consumers, previous=None):
+    group = prepare(queues, consumers, previous)
+    plan = empty_plan(group.consumers)
+    for queue in group.queues if plan else ():
+        plan[group.consumers[zlib.crc32(repr(queue).encode()) % len(plan)]].append(queue)
+    return plan
+'''
+
+CLUSTER_RUN = [
+    "--scenarios",
+    "300",
+    "--seed",
+    "11",
+    "--strategies",
+    f"averagely,sticky,sac,{USER_STRATEGY}",
+    *SMALL,
+]
+"""The scenarios every cluster and Connect run scores (and the embedded reference), the SAC
+protocol (numba's kernel: each executor compiles it in its first task, some 20 s here) and a
+user's own strategy among them; a few seconds of scoring per task on two cores."""
+
+EXECUTOR_LACKS = ("pandas", "matplotlib")
+"""Installed here, but not on the executors of the cluster tests: only pyarrow, numpy and numba
+(and pyspark, which comes with Spark) are what the scoring needs there."""
+
+
+DRIVER_TIMEOUT_SECONDS = 600
+
+
+def comparable_aggregates(out: Path) -> list[dict[str, Any]]:
+    """The run's aggregate rows in (strategy, change) order, without the timing columns (the
+    only ones that may differ from one run to another)."""
+    rows = pq.read_table(out / "aggregates.parquet").to_pylist()
+    return [
+        {name: value for name, value in row.items() if not name.startswith(TIMINGS)}
+        for row in sorted(rows, key=lambda row: (row["strategy"], row["change"]))
+    ]
+
+
+def driver_environment(executor_python: Path, user_directory: Path) -> dict[str, str]:
+    """A driver's environment: this interpreter for the driver, `executor_python` for the
+    executors, the user's strategies importable on the driver only (before this process's own
+    PYTHONPATH), binding to loopback."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("PYSPARK_GATEWAY", "SPARK_CONNECT_MODE"))
+        and name not in ("SPARK_REMOTE", "SPARK_HOME", "PYTHONPATH")
+    }
+    environment.update(
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        PYSPARK_PYTHON=str(executor_python),
+        PYTHONPATH=os.pathsep.join(
+            part for part in (str(user_directory), os.environ.get("PYTHONPATH")) if part
+        ),
+        SPARK_LOCAL_IP=LOOPBACK,
+    )
+    return environment
+
+
+def spark_submit_command(master: str, out: Path, *job_arguments: str) -> list[str]:
+    """spark-submit of the unchanged entry file to `master`, UI off, few shuffle partitions."""
+    return [
+        str(spark_home() / "bin" / "spark-submit"),
+        "--master",
+        master,
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=4",
+        str(ENTRY_FILE),
+        *job_arguments,
+        "--out",
+        str(out),
+    ]
+
+
+@dataclass
+class DriverRun:
+    """A driver process whose output goes to files; `finish` always reaps it."""
+
+    process: subprocess.Popen[bytes]
+    stdout: Path
+    stderr: Path
+
+    @classmethod
+    def start(cls, command: list[str], environment: dict[str, str], logs: Path) -> DriverRun:
+        logs.mkdir(parents=True, exist_ok=True)
+        stdout, stderr = logs / "driver.out", logs / "driver.err"
+        with stdout.open("wb") as out_handle, stderr.open("wb") as err_handle:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=out_handle,
+                stderr=err_handle,
+                env=environment,
+                cwd=logs,
+                start_new_session=True,
+            )
+        return cls(process, stdout, stderr)
+
+    def finish(self, timeout: float = DRIVER_TIMEOUT_SECONDS) -> int:
+        """Wait for the driver; stop it and its children (by pid) if it overruns `timeout`.
+        Returns its exit status."""
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_process_tree(self.process)
+            raise
+        finally:
+            if self.process.poll() is None:
+                stop_process_tree(self.process)
+
+    def log(self) -> str:
+        """The driver's stderr (Spark's log) and stdout, for assertions and failure messages."""
+        return self.stderr.read_text(errors="replace") + self.stdout.read_text(errors="replace")
+
+
+def run_driver(
+    command: list[str], environment: dict[str, str], logs: Path, timeout: float
+) -> DriverRun:
+    """Run a driver to its end (see DriverRun.finish)."""
+    driver = DriverRun.start(command, environment, logs)
+    driver.finish(timeout)
+    return driver

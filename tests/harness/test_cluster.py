@@ -1,0 +1,134 @@
+"""The job on a real Spark standalone cluster on 127.0.0.1 (a master and two one-core workers from
+pyspark's distribution): submitted unchanged with spark-submit, to executors whose Python has the
+dependencies but not the project nor the user's strategy module, it gives the embedded run's
+aggregates; and it still does when one worker's executor is killed in the middle of the job."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from rebalancing.harness.local_cluster import (
+    StandaloneCluster,
+    command_line,
+    process_tree,
+    stop_process_tree,
+)
+from tests.harness.spark_runs import (
+    CLUSTER_RUN,
+    EXECUTOR_LACKS,
+    USER_PACKAGE,
+    USER_STRATEGY,
+    DriverRun,
+    comparable_aggregates,
+    driver_environment,
+    run_driver,
+    spark_submit_command,
+)
+
+
+def test_the_executors_python_has_the_dependencies_but_not_the_project(
+    executor_python: Path, user_strategy_directory: Path
+) -> None:
+    environment = {"PYTHONPATH": str(user_strategy_directory)}  # ignored by the executor's Python
+    dependencies = subprocess.run(
+        [str(executor_python), "-c", "import numba, numpy, pyarrow, pyspark"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+    assert dependencies.returncode == 0, dependencies.stderr
+    for module in ("rebalancing", USER_PACKAGE, *EXECUTOR_LACKS):
+        missing = subprocess.run(
+            [str(executor_python), "-c", f"import {module}"],
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=120,
+        )
+        assert missing.returncode == 1
+        assert "ImportError" in missing.stderr or "ModuleNotFoundError" in missing.stderr
+
+
+def test_spark_submit_to_the_standalone_cluster_equals_the_embedded_run(
+    standalone_cluster: StandaloneCluster,
+    embedded_aggregates: list[dict[str, Any]],
+    executor_python: Path,
+    user_strategy_directory: Path,
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    driver = run_driver(
+        spark_submit_command(standalone_cluster.master_url, out, *CLUSTER_RUN),
+        driver_environment(executor_python, user_strategy_directory),
+        tmp_path / "driver",
+        timeout=600,
+    )
+    assert driver.process.returncode == 0, driver.log()[-4000:]
+    assert comparable_aggregates(out) == embedded_aggregates
+    info = json.loads((out / "run.json").read_text())
+    assert info["master"] == standalone_cluster.master_url
+    assert info["shipped_to_executors"] == ["rebalancing.zip", f"{USER_PACKAGE}.zip"]
+    assert info["not_shipped"] == {}
+    assert f"| {USER_STRATEGY} | all |" in (out / "summary.md").read_text()
+
+
+def _python_workers(executor: int) -> list[int]:
+    return [pid for pid in process_tree(executor)[1:] if "pyspark" in command_line(pid)]
+
+
+def _kill_an_executor_once_it_runs_tasks(
+    cluster: StandaloneCluster, driver: DriverRun, timeout: float = 300
+) -> tuple[str, int]:
+    """Wait until the job's executor on worker 0 has started a Python worker (a task of the
+    scoring stage runs), then SIGKILL the executor and its Python processes. Returns the
+    application's id and the executor's pid."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert driver.process.poll() is None, "the job ended before an executor could be killed"
+        applications = cluster.active_application_ids()
+        if len(applications) == 1:
+            for executor in cluster.executor_pids(0, applications[0]):
+                if _python_workers(executor):
+                    for pid in process_tree(executor):  # the JVM and its Python workers
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGKILL)
+                    return applications[0], executor
+        time.sleep(0.1)
+    raise AssertionError(f"no executor of worker 0 ran a task within {timeout:.0f} s")
+
+
+def test_a_job_whose_executor_is_killed_mid_run_finishes_with_identical_aggregates(
+    standalone_cluster: StandaloneCluster,
+    embedded_aggregates: list[dict[str, Any]],
+    executor_python: Path,
+    user_strategy_directory: Path,
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    driver = DriverRun.start(
+        spark_submit_command(standalone_cluster.master_url, out, *CLUSTER_RUN, "--partitions", "8"),
+        driver_environment(executor_python, user_strategy_directory),
+        tmp_path / "driver",
+    )
+    try:
+        application, killed = _kill_an_executor_once_it_runs_tasks(standalone_cluster, driver)
+        status = driver.finish()
+    finally:
+        if driver.process.poll() is None:
+            stop_process_tree(driver.process)
+    log = driver.log()
+    assert status == 0, log[-4000:]
+    assert killed not in standalone_cluster.executor_pids(0)
+    assert "Lost executor" in log  # the driver saw the executor go,
+    assert "Lost task" in log  # in the middle of a task, which ran again elsewhere
+    executor_directories = standalone_cluster.root / "worker-0" / "work" / application
+    assert len(list(executor_directories.iterdir())) >= 2, "worker 0 started no new executor"
+    assert comparable_aggregates(out) == embedded_aggregates
