@@ -179,6 +179,37 @@ def _release_enabled(
 
 
 @njit(cache=True)
+def _support(held: int, rank: int, lowest: int, boundary: Any, sign: int) -> tuple[int, int]:
+    """An app holding `held` queues enters (`sign` 1) or leaves (-1) the Position support: the
+    change to (apps two or more over `lowest`, apps exactly one over), the tree kept in step."""
+    if held >= lowest + 2:
+        return sign, 0
+    if held == lowest + 1:  # at least 1, so never an app without active queues
+        _tree_add(boundary, 0, rank, sign)
+        return 0, sign
+    return 0, 0
+
+
+@njit(cache=True)
+def _recount(
+    count: Any,
+    app: int,
+    held: int,
+    rank: Any,
+    lowest: int,
+    boundary: Any,
+    above: int,
+    boundary_total: int,
+) -> tuple[int, int]:
+    """Set `app`'s active count to `held`, moving it in the Position support; the new
+    (above, boundary_total)."""
+    fewer_above, fewer_boundary = _support(count[app], rank[app], lowest, boundary, -1)
+    count[app] = held
+    more_above, more_boundary = _support(held, rank[app], lowest, boundary, 1)
+    return above + fewer_above + more_above, boundary_total + fewer_boundary + more_boundary
+
+
+@njit(cache=True)
 def run_rounds_kernel(
     active: Any,
     fifo_head: Any,
@@ -238,11 +269,9 @@ def run_rounds_kernel(
     boundary = np.zeros((1, app_count + 1), dtype=np.int64)
     boundary_total = 0
     for app in range(app_count):
-        if count[app] >= lowest + 2:
-            above += 1
-        elif count[app] == lowest + 1 and count[app] > 0:
-            _tree_add(boundary, 0, rank[app], 1)
-            boundary_total += 1
+        more_above, more_boundary = _support(count[app], rank[app], lowest, boundary, 1)
+        above += more_above
+        boundary_total += more_boundary
     # Each app's active queues: a stack in promotion order (newest), a bitset (highest,
     # lowest) or a Fenwick tree for the k-th smallest (random); the others stay 1 x 1.
     use_stack = policy == _NEWEST
@@ -289,18 +318,9 @@ def run_rounds_kernel(
                     fifo_tail[queue] = -1
                 waiting[head, queue] = False
                 active[queue] = head
-                old = count[head]
-                if old >= lowest + 2:
-                    above -= 1
-                elif old == lowest + 1 and old > 0:
-                    _tree_add(boundary, 0, rank[head], -1)
-                    boundary_total -= 1
-                count[head] = old + 1
-                if old + 1 >= lowest + 2:
-                    above += 1
-                elif old + 1 == lowest + 1:
-                    _tree_add(boundary, 0, rank[head], 1)
-                    boundary_total += 1
+                above, boundary_total = _recount(
+                    count, head, count[head] + 1, rank, lowest, boundary, above, boundary_total
+                )
                 if use_stack:
                     stack[head, stack_top[head]] = queue
                     stack_top[head] += 1
@@ -361,17 +381,9 @@ def run_rounds_kernel(
                     _tree_add(owned_tree, app, queue, -1)
                 active[queue] = -1
                 paused[queue] = True
-                if held >= lowest + 2:
-                    above -= 1
-                else:
-                    _tree_add(boundary, 0, rank[app], -1)
-                    boundary_total -= 1
-                count[app] = held - 1
-                if held - 1 >= lowest + 2:
-                    above += 1
-                elif held - 1 == lowest + 1 and held - 1 > 0:
-                    _tree_add(boundary, 0, rank[app], 1)
-                    boundary_total += 1
+                above, boundary_total = _recount(
+                    count, app, held - 1, rank, lowest, boundary, above, boundary_total
+                )
                 steps += 1
                 releases += 1
                 if not in_release_run:
