@@ -22,7 +22,8 @@ ALLOWED = {
     "evaluation": {"contract", "strategies", "sac"},
     "harness": {"contract", "strategies", "sac", "evaluation"},
     "runtime": set(),
-    "adapters": {"contract", "strategies", "sac", "runtime"},
+    "adapters": {"contract", "strategies", "sac", "runtime", "machine"},
+    "machine": set(),  # packages and processes of the machine: the standard library only
 }
 
 

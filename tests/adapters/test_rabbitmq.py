@@ -33,6 +33,7 @@ from rebalancing.adapters.rabbitmq_experiment import (
     broker_owners,
     queue_names,
 )
+from rebalancing.machine import stop_process_group
 from rebalancing.strategies.sac import Session
 
 QUEUES = 16
@@ -350,7 +351,7 @@ def test_stopping_a_broker_process_ends_its_whole_process_group() -> None:
     while len(_processes_in_group(parent.pid)) < 3 and time.monotonic() < deadline:
         time.sleep(0.02)
     assert len(_processes_in_group(parent.pid)) == 3
-    rabbitmq_broker._terminate_group(parent, grace=0.5)
+    stop_process_group(parent, grace=0.5)
     assert parent.returncode == -signal.SIGKILL  # it ignored SIGTERM
     deadline = time.monotonic() + 10.0
     while _processes_in_group(parent.pid) and time.monotonic() < deadline:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -54,3 +56,66 @@ def test_the_size_profiles_draw_one_line_per_strategy() -> None:
     assert protocol is not None
     assert {line.get_label() for line in protocol.axes[0].get_lines()} == {"sac"}
     assert plots.releases_by_group_size([row for row in ROWS if row.strategy == "sticky"]) is None
+
+
+def test_save_all_writes_each_figure_with_its_title_and_reading(tmp_path: Path) -> None:
+    figures = plots.save_all(SUMMARY, tmp_path)
+    drawn = [entry for entry in plots.HARNESS_FIGURES if entry[0] != "client_views.png"]
+    assert [figure.path for figure in figures] == [tmp_path / name for name, *_ in drawn]
+    assert [(figure.title, figure.reading) for figure in figures] == [
+        (title, reading) for _, _, title, reading in drawn
+    ]
+    assert all(figure.path.read_bytes().startswith(b"\x89PNG") for figure in figures)
+    assert all(figure.title and len(figure.reading) > 40 for figure in figures)
+
+
+def test_save_all_leaves_out_the_protocol_figures_when_no_protocol_was_scored(
+    tmp_path: Path,
+) -> None:
+    plain = {group: metrics for group, metrics in SUMMARY.items() if group[0] != "sac"}
+    written = [figure.path.name for figure in plots.save_all(plain, tmp_path)]
+    assert written == ["stickiness.png", "moves.png", "stickiness_gap.png", "assign_time.png"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(written)
+
+
+def test_the_client_views_figure_shows_each_client_side_strategy_and_only_then() -> None:
+    assert plots.client_views(SUMMARY) is None  # broker-side: no view ever disagreed
+    client_rows = score_scenarios(generate_scenarios(4, range(25), SMALL), CHOSEN, views="client")
+    figure = plots.client_views(summarise(client_rows))
+    assert figure is not None
+    legend = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    assert legend == ["averagely", "consistent_hash"]  # sticky and sac stay broker-side
+    assert min(_drawn_values(figure)) >= 0
+
+
+def test_the_harness_size_profiles_draw_the_same_lines_as_rows_of_one_value_each(
+    tmp_path: Path,
+) -> None:
+    profiles = [
+        {
+            "strategy": "sac",
+            "facet": "group_size",
+            "bucket": 3,
+            "metric": metric,
+            "count": 2,
+            "p50": value,
+        }
+        for metric, value in (("releases", 9.0), ("size", 6.0))
+    ] + [
+        {
+            "strategy": "sac",
+            "facet": "queue_count",
+            "bucket": 2,
+            "metric": metric,
+            "count": 1,
+            "p50": value,
+        }
+        for metric, value in (("assign_micros", 40.0), ("size", 3.0))
+    ]
+    assert plots.profile_lines(profiles, "group_size", "releases") == {"sac": [(6.0, 9.0)]}
+    written = plots.save_size_profiles(profiles, tmp_path)
+    assert [figure.path.name for figure in written] == [
+        "releases_by_group_size.png",
+        "assign_time_by_queue_count.png",
+    ]
+    assert plots.save_size_profiles([], tmp_path) == []

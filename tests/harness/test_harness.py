@@ -15,10 +15,10 @@ import pytest
 from pyspark import __version__ as pyspark_version
 from pyspark.sql import SparkSession
 
-from rebalancing.evaluation.aggregates import summarise
+from rebalancing.evaluation.aggregates import Aggregate, aggregate, summarise
 from rebalancing.evaluation.replay import score_scenarios
 from rebalancing.evaluation.scenarios import generate_scenarios
-from rebalancing.harness.job import aggregate, default_partitions, run, score_rows
+from rebalancing.harness.job import default_partitions, distributions, run, score_rows
 from rebalancing.harness.options import ParameterError, parse_options
 from rebalancing.harness.reports import to_summary
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES
@@ -34,6 +34,16 @@ def _aggregates(out: Path) -> list[dict[str, Any]]:
     return sorted(table.to_pylist(), key=lambda row: (row["strategy"], row["change"]))
 
 
+def _assert_close(actual: Aggregate, expected: Aggregate, context: object) -> None:
+    """Equal counts; every other statistic equal up to the last bits of a double."""
+    assert actual.count == expected.count, context
+    for statistic in ("mean", "stddev", "p50", "p95", "p99", "max"):
+        wanted, got = getattr(expected, statistic), getattr(actual, statistic)
+        assert (wanted is None) == (got is None), (context, statistic)
+        if wanted is not None:
+            assert math.isclose(got, wanted, rel_tol=1e-9, abs_tol=1e-12), (context, statistic)
+
+
 def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
     options = parse_options(
         ["--scenarios", "40", "--seed", "3", "--raw", "--out", str(tmp_path), *SMALL]
@@ -43,13 +53,18 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
         "aggregates.parquet",
         "rows.parquet",
         "summary.csv",
+        "profiles.parquet",
         "summary.md",
         "run.json",
+        "report.html",
         "stickiness.png",
+        "stickiness_gap.png",
         "moves.png",
         "assign_time.png",
         "releases.png",
         "rounds.png",
+        "releases_by_group_size.png",
+        "assign_time_by_queue_count.png",
     ):
         assert (tmp_path / name).exists(), name
     assert (tmp_path / "releases.png").read_bytes().startswith(b"\x89PNG")
@@ -59,6 +74,9 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
     assert info["strategies"] == list(DEFAULT_STRATEGIES)
     assert info["versions"]["pyspark"] == pyspark_version
     assert info["scenarios_per_second"] > 0
+    assert info["percentiles"].startswith("exact")
+    assert info["views"] == "broker"
+    assert not (tmp_path / "client_views.png").exists()  # no view disagreed
     raw = pq.read_table(tmp_path / "rows.parquet")
     expected_rows = list(
         score_scenarios(generate_scenarios(3, range(40), options.settings), DEFAULTS)
@@ -79,17 +97,7 @@ def test_aggregates_equal_the_pure_python_cores(spark: SparkSession, tmp_path: P
         for metric, expected in metrics.items():
             if metric in TIMINGS:
                 continue
-            actual = from_spark[group][metric]
-            assert actual.count == expected.count, (group, metric)
-            for statistic in ("mean", "stddev", "p50", "p95", "p99", "max"):
-                wanted, got = getattr(expected, statistic), getattr(actual, statistic)
-                assert (wanted is None) == (got is None), (group, metric, statistic)
-                if wanted is not None:
-                    assert math.isclose(got, wanted, rel_tol=1e-9, abs_tol=1e-12), (
-                        group,
-                        metric,
-                        statistic,
-                    )
+            _assert_close(from_spark[group][metric], expected, (group, metric))
 
 
 def test_aggregates_do_not_depend_on_the_partitioning(spark: SparkSession, tmp_path: Path) -> None:
@@ -115,9 +123,12 @@ def test_aggregates_are_computed_once_and_written_sorted(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     options = parse_options(["--scenarios", "20", "--out", str(tmp_path), *SMALL])
-    plan = aggregate(score_rows(spark, options, partitions=3), exact_percentiles=True)
-    # A global sort would add a range exchange, whose sampling job computes every aggregate twice.
-    assert "rangepartitioning" not in plan._jdf.queryExecution().executedPlan().toString().lower()
+    plan = distributions(score_rows(spark, options, partitions=3))
+    executed = plan._jdf.queryExecution().executedPlan().toString().lower()
+    # A global sort would add a range exchange, whose sampling job computes every aggregate twice;
+    # a second branch over the rows (say, for the over-all-changes rows) would score them twice.
+    assert "rangepartitioning" not in executed
+    assert executed.count("mapinarrow") == 1
     run(options, spark)
     files = list((tmp_path / "aggregates.parquet").glob("*.parquet"))
     assert len(files) == 1
@@ -195,3 +206,73 @@ def test_the_entry_file_runs_under_spark_submit(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "| sticky | all |" in (tmp_path / "summary.md").read_text()
     assert json.loads((tmp_path / "run.json").read_text())["master"] == "local[1]"
+
+
+def test_size_profiles_are_the_distributions_of_each_size_bucket(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    options = parse_options(["--scenarios", "40", "--seed", "5", "--out", str(tmp_path), *SMALL])
+    run(options, spark)
+    profiles = pq.read_table(tmp_path / "profiles.parquet").to_pylist()
+    rows = [
+        row
+        for row in score_scenarios(generate_scenarios(5, range(40), options.settings), DEFAULTS)
+        if not row.failed
+    ]
+    expected: dict[tuple[str, str, int, str], list[float]] = {}
+    for row in rows:
+        sizes = {"group_size": row.queue_count * row.consumer_count, "queue_count": row.queue_count}
+        for facet, metric in (("group_size", "releases"), ("queue_count", "assign_micros")):
+            value = getattr(row, metric)
+            if value is None:
+                continue
+            bucket = max(sizes[facet], 1).bit_length()
+            expected.setdefault((row.strategy, facet, bucket, metric), []).append(value)
+            expected.setdefault((row.strategy, facet, bucket, "size"), []).append(sizes[facet])
+    got = {(row["strategy"], row["facet"], row["bucket"], row["metric"]): row for row in profiles}
+    assert got.keys() == expected.keys()
+    protocol = {strategy for strategy, facet, _, _ in expected if facet == "group_size"}
+    assert protocol == {name for name, strategy in DEFAULTS.items() if strategy.open_session}
+    for key, values in expected.items():
+        wanted = aggregate(values)
+        assert got[key]["count"] == wanted.count, key
+        if key[3] != "assign_micros":  # timings are counted by logarithmic bucket
+            for statistic in ("mean", "p50", "p95", "p99", "max"):
+                assert math.isclose(got[key][statistic], getattr(wanted, statistic)), key
+
+
+def test_client_views_run_on_the_executors_and_reach_the_summary(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    arguments = ["--scenarios", "30", "--seed", "4", "--strategies", "averagely,sticky", *SMALL]
+    views = ["--views", "client", "--stale-probability", "0.6", "--max-delay", "2"]
+    options = parse_options([*arguments, *views, "--out", str(tmp_path)])
+    table = run(options, spark)
+    from_spark = to_summary(_aggregates(tmp_path))
+    rows = score_scenarios(
+        generate_scenarios(4, range(30), options.settings),
+        {name: STRATEGIES[name] for name in ("averagely", "sticky")},
+        "client",
+        options.view_settings,
+    )
+    from_core = summarise(rows)
+    view_metrics = ("queue_periods_read_twice", "queue_periods_unread", "periods_to_agree")
+    for group, metrics in from_core.items():
+        for metric in view_metrics:
+            _assert_close(from_spark[group][metric], metrics[metric], (group, metric))
+    assert (from_spark[("averagely", "all")]["queue_periods_unread"].max or 0) > 0
+    # sticky needs the whole previous plan: broker-side in either mode, so views never disagree
+    assert all(from_spark[("sticky", "all")][metric].max == 0 for metric in view_metrics)
+    assert "queue-periods read twice" in table
+    info = json.loads((tmp_path / "run.json").read_text())
+    assert info["views"] == "client"
+    assert info["view_settings"]["stale_probability"] == 0.6
+    assert (tmp_path / "client_views.png").read_bytes().startswith(b"\x89PNG")
+    assert "What client-side rebalancing costs" in (tmp_path / "report.html").read_text()
+
+
+def test_bad_view_settings_fail_before_spark_naming_them() -> None:
+    with pytest.raises(ParameterError, match="stale_probability must be a probability"):
+        parse_options(["--views", "client", "--stale-probability", "1.5"])
+    with pytest.raises(ParameterError, match="max_delay must be at least 1"):
+        parse_options(["--max-delay", "0"])

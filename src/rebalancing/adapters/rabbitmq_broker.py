@@ -36,17 +36,18 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+from rebalancing.machine import PackageInstallError, apt_install, stop_process_group
 
 SCRIPT_DIRECTORIES = (Path("/usr/lib/rabbitmq/bin"),)
 """Where Debian's package puts its own (non-switching) scripts."""
@@ -77,26 +78,10 @@ def install_rabbitmq(apt_get: str = "apt-get", timeout: float = 900.0) -> Path:
     found = find_scripts()
     if found is not None:
         return found
-    prefix: list[str] = []
-    if os.geteuid() != 0:
-        if shutil.which("sudo") is None:
-            raise BrokerUnavailableError(
-                "rabbitmq-server is not installed and this user is not root (no sudo either): "
-                "install it with `apt-get install -y rabbitmq-server`"
-            )
-        prefix = ["sudo", "-n"]
-    environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    apt = [*prefix, apt_get, "-o", "DPkg::Lock::Timeout=600"]
-    install = [*apt, "install", "-y", "--no-install-recommends", "rabbitmq-server"]
-    completed = _run_install_step(install, environment, timeout)
-    if completed.returncode != 0 and "Unable to locate package" in completed.stdout:
-        _run_install_step([*apt, "update"], environment, timeout)
-        completed = _run_install_step(install, environment, timeout)
-    if completed.returncode != 0:
-        raise BrokerUnavailableError(
-            f"`{' '.join(install)}` failed (exit {completed.returncode}):\n"
-            f"{completed.stdout[-4000:]}"
-        )
+    try:
+        apt_install("rabbitmq-server", apt_get, timeout)
+    except PackageInstallError as error:
+        raise BrokerUnavailableError(str(error)) from error
     found = find_scripts()
     if found is None:
         raise BrokerUnavailableError(
@@ -104,24 +89,6 @@ def install_rabbitmq(apt_get: str = "apt-get", timeout: float = 900.0) -> Path:
             f"{', '.join(str(path) for path in SCRIPT_DIRECTORIES)}"
         )
     return found
-
-
-def _run_install_step(
-    command: list[str], environment: Mapping[str, str], timeout: float
-) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            command,
-            env=dict(environment),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise BrokerUnavailableError(f"`{' '.join(command)}` could not run: {error}") from error
 
 
 def free_ports(count: int) -> list[int]:
@@ -200,7 +167,7 @@ class PrivateBroker:
             )
             server_log.close()
         except BaseException:
-            _terminate_group(epmd_process, grace=5.0)
+            stop_process_group(epmd_process, grace=5.0)
             raise
         broker = cls(
             scripts=scripts,
@@ -308,8 +275,8 @@ class PrivateBroker:
         if self._stopped:
             return
         self._stopped = True
-        _terminate_group(self.broker_process, grace=timeout)
-        _terminate_group(self.epmd_process, grace=5.0)
+        stop_process_group(self.broker_process, grace=timeout)
+        stop_process_group(self.epmd_process, grace=5.0)
         if self.owns_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
         atexit.unregister(self.stop)
@@ -416,21 +383,6 @@ def _amqp_answers(port: int) -> bool:
             return len(frame) == 7 and frame[0] == 1  # a method frame: Connection.Start
     except OSError:
         return False
-
-
-def _terminate_group(process: subprocess.Popen[bytes], grace: float) -> None:
-    """SIGTERM the process group of `process` (it leads its own session), wait up to `grace`
-    seconds for its leader, then SIGKILL the group: no child survives."""
-    group = process.pid  # start_new_session: the process group id is the child's pid
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(group, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(grace)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(group, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(10.0)
 
 
 @contextlib.contextmanager

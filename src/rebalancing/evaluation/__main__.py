@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from rebalancing.evaluation.aggregates import markdown_table, summarise
 from rebalancing.evaluation.replay import score_scenarios
 from rebalancing.evaluation.scenarios import Scenario, generate_scenarios
-from rebalancing.evaluation.views import VIEW_MODES, ViewSettings
+from rebalancing.evaluation.views import add_view_arguments, view_settings_from
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, select
 
 
@@ -30,37 +30,10 @@ def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
         f"{', '.join(DEFAULT_STRATEGIES)}; also known: "
         f"{', '.join(sorted(set(STRATEGIES) - set(DEFAULT_STRATEGIES)))})",
     )
-    parser.add_argument(
-        "--views",
-        choices=VIEW_MODES,
-        default="broker",
-        help="broker: one view, computed once (default); client: each consumer rebalances on its "
-        "own, possibly stale view (client-side strategies only; the others stay broker-side)",
-    )
-    defaults = ViewSettings()
-    parser.add_argument(
-        "--stale-probability",
-        type=float,
-        default=defaults.stale_probability,
-        help="client views: chance a consumer's consumer list is stale after a change",
-    )
-    parser.add_argument(
-        "--queue-stale-probability",
-        type=float,
-        default=defaults.queue_stale_probability,
-        help="client views: chance a consumer's queue list is stale after a change",
-    )
-    parser.add_argument(
-        "--max-delay",
-        type=int,
-        default=defaults.max_delay,
-        help="client views: a stale view catches up after 1..MAX_DELAY rebalance periods",
-    )
+    add_view_arguments(parser)
     namespace = parser.parse_args(arguments)
     try:
-        namespace.view_settings = ViewSettings(
-            namespace.stale_probability, namespace.queue_stale_probability, namespace.max_delay
-        )
+        namespace.view_settings = view_settings_from(namespace)
     except (TypeError, ValueError) as error:
         parser.error(f"views: {error}")
     if namespace.scenarios <= 0:

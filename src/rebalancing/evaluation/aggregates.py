@@ -20,13 +20,18 @@ METRICS: tuple[str, ...] = (
     "balance_degree",
     "spread",
     "stickiness",
+    "optimal_stickiness",
     "stickiness_gap",
+    "kept",
     "moves",
     "revocations",
     "orphans",
     "duplicates",
+    "unknown_queues",
+    "unknown_consumers",
     "assign_micros",
     "releases",
+    "protocol_steps",
     "rounds",
     "converged",
     "queues_paused",
@@ -35,7 +40,8 @@ METRICS: tuple[str, ...] = (
     "queue_periods_unread",
     "periods_to_agree",
 )
-"""The row columns that are aggregated."""
+"""The row columns that are aggregated: every score of DESIGN.md, the protocol cost and the
+client-view costs."""
 
 ALL_CHANGES = "all"
 """The change-kind label of the aggregate over every step of a strategy."""
@@ -104,9 +110,10 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
     with_views = any((metrics["periods_to_agree"].max or 0) > 0 for metrics in summary.values())
     header = (
         "| strategy | change | rebalances | balance mean | balance p95 | spread max "
-        "| stickiness mean | stickiness p50 | gap mean | gap max | moves mean | moves p95 "
-        "| assign µs p50 | assign µs p95 | releases mean | releases p95 | rounds max "
-        "| converged % | paused mean | orphans+duplicates max | failed % |"
+        "| stickiness mean | stickiness p50 | optimal mean | gap mean | gap max | kept mean "
+        "| moves mean | moves p95 | assign µs p50 | assign µs p95 | releases mean "
+        "| releases p95 | steps mean | rounds max | converged % | paused mean "
+        "| orphans+duplicates max | unknown max | failed % |"
     )
     if with_views:
         header += (
@@ -115,6 +122,7 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for (strategy, change), metrics in summary.items():
         broken = max(metrics["orphans"].max or 0, metrics["duplicates"].max or 0)
+        unknown = max(metrics["unknown_queues"].max or 0, metrics["unknown_consumers"].max or 0)
         cells = [
             strategy,
             change,
@@ -124,18 +132,22 @@ def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
             _number(metrics["spread"].max),
             _number(metrics["stickiness"].mean),
             _number(metrics["stickiness"].p50),
+            _number(metrics["optimal_stickiness"].mean),
             _number(metrics["stickiness_gap"].mean),
             _number(metrics["stickiness_gap"].max),
+            _number(metrics["kept"].mean, digits=1),
             _number(metrics["moves"].mean),
             _number(metrics["moves"].p95),
             _number(metrics["assign_micros"].p50, digits=0),
             _number(metrics["assign_micros"].p95, digits=0),
             _number(metrics["releases"].mean, digits=1),
             _number(metrics["releases"].p95, digits=1),
+            _number(metrics["protocol_steps"].mean, digits=1),
             _number(metrics["rounds"].max, digits=0),
             _number(_percent(metrics["converged"].mean), digits=1),
             _number(metrics["queues_paused"].mean, digits=1),
             _number(broken, digits=0),
+            _number(unknown, digits=0),
             _number(_percent(metrics["failed"].mean), digits=1),
         ]
         if with_views:

@@ -3,23 +3,27 @@ PNGs and the notebooks.
 
 Most functions take the summary (strategy, change kind) -> metric -> Aggregate, draw on a new
 matplotlib figure and return it (a notebook shows it inline); `save_all` writes the harness's
-PNG files. The two size profiles (protocol cost against group size, rebalance time against queue
-count) need the rows, which the pure-Python path keeps and the harness does not collect.
+PNG files (HARNESS_FIGURES, each with the title and reading report.html shows beside it). The
+two size profiles (protocol cost against group size, rebalance time against queue count) are
+drawn from size lines: from the rows, which the pure-Python path keeps, or from the size
+profiles the harness computes in Spark (profiles.parquet; `save_size_profiles`).
 matplotlib picks its headless backend by itself where there is no display; it is
 imported here only (the `spark` and `notebooks` extras install it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
 from rebalancing.evaluation.replay import ScoreRow
+from rebalancing.evaluation.report_page import FigureFile
 
 Summary = dict[tuple[str, str], dict[str, Aggregate]]
 
@@ -183,10 +187,14 @@ def rounds(summary: Summary) -> Figure | None:
     return _quantile_bars(summary, "rounds", protocol, "Protocol rounds per rebalance")
 
 
+SizeLines = dict[str, list[tuple[float, float]]]
+"""strategy -> (median size, median value) per power-of-two bucket of the size, by size."""
+
+
 def _size_medians(
     rows: Iterable[ScoreRow], size: Callable[[ScoreRow], int], value: Callable[[ScoreRow], Any]
-) -> dict[str, list[tuple[float, float]]]:
-    """strategy -> (median size, median value) per power-of-two bucket of `size`."""
+) -> SizeLines:
+    """The size lines of `rows` that did not fail, per bucket (the bit length of the size)."""
     buckets: dict[tuple[str, int], list[tuple[int, float]]] = {}
     for row in rows:
         measured = value(row)
@@ -194,7 +202,7 @@ def _size_medians(
             continue
         bucket = max(size(row), 1).bit_length()
         buckets.setdefault((row.strategy, bucket), []).append((size(row), float(measured)))
-    lines: dict[str, list[tuple[float, float]]] = {}
+    lines: SizeLines = {}
     for (strategy, _), points in sorted(buckets.items()):
         sizes = sorted(point[0] for point in points)
         values = sorted(point[1] for point in points)
@@ -202,60 +210,242 @@ def _size_medians(
     return lines
 
 
-def releases_by_group_size(rows: Iterable[ScoreRow]) -> Figure | None:
-    """Protocol releases against queues x apps (log-log), the median per power-of-two bucket of
-    the product, every change kind together; None when no row has releases."""
-    rows = [row for row in rows if row.releases is not None]
-    if not rows:
-        return None
-    figure, axes = plt.subplots(figsize=(8, 5.0))
-    colours = _colours(sorted({row.strategy for row in rows}))
-    for strategy, points in _size_medians(
-        rows, lambda row: row.queue_count * row.consumer_count, lambda row: (row.releases or 0) + 1
-    ).items():
-        sizes, values = zip(*points, strict=True)
-        axes.plot(sizes, values, marker="o", color=colours[strategy], label=strategy)
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("queues x apps (median of each power-of-two bucket)")
-    axes.set_ylabel("releases + 1 per rebalance (median)")
-    axes.set_title("Protocol cost against group size")
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    return figure
+def profile_lines(profiles: Iterable[Mapping[str, Any]], facet: str, metric: str) -> SizeLines:
+    """The size lines of the harness's size profiles (rows of profiles.parquet: strategy, facet,
+    bucket, metric, with the metric "size" beside it, and p50 among the statistics)."""
+    medians: dict[tuple[str, int], dict[str, float]] = {}
+    for row in profiles:
+        if row["facet"] == facet and row["metric"] in (metric, "size") and row["count"]:
+            medians.setdefault((row["strategy"], row["bucket"]), {})[row["metric"]] = row["p50"]
+    lines: SizeLines = {}
+    for (strategy, _), point in sorted(medians.items()):
+        if metric in point and "size" in point:
+            lines.setdefault(strategy, []).append((point["size"], point[metric]))
+    return lines
 
 
-def assign_time_by_queue_count(rows: Iterable[ScoreRow]) -> Figure:
-    """Median rebalance wall time against queue count (log-log), per strategy."""
+def _size_plot(lines: SizeLines, xlabel: str, ylabel: str, title: str) -> Figure:
     figure, axes = plt.subplots(figsize=(8, 5.0))
-    lines = _size_medians(rows, lambda row: row.queue_count, lambda row: row.assign_micros)
     colours = _colours(sorted(lines))
     for strategy, points in lines.items():
         sizes, values = zip(*points, strict=True)
         axes.plot(sizes, values, marker="o", color=colours[strategy], label=strategy)
     axes.set_xscale("log")
     axes.set_yscale("log")
-    axes.set_xlabel("queues (median of each power-of-two bucket)")
-    axes.set_ylabel("µs per rebalance (median)")
-    axes.set_title("Rebalance time against queue count")
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
     axes.legend(fontsize=8)
     figure.tight_layout()
     return figure
 
 
-def save_all(summary: Summary, out: Path) -> list[Path]:
-    """Write the harness's PNG plots into `out`; return their paths."""
-    written = []
-    for name, figure in (
-        ("stickiness.png", stickiness(summary)),
-        ("moves.png", moves(summary)),
-        ("assign_time.png", assign_time(summary)),
-        ("releases.png", releases(summary)),
-        ("rounds.png", rounds(summary)),
+def releases_by_group_size_lines(lines: SizeLines) -> Figure | None:
+    """Protocol releases against queues x apps (log-log): `lines` of releases (median per
+    power-of-two bucket of the product, every change kind together); None when empty."""
+    if not lines:
+        return None
+    plus_one = {  # a log axis has no 0: a rebalance without a release is drawn at 1
+        strategy: [(size, value + 1) for size, value in points]
+        for strategy, points in lines.items()
+    }
+    return _size_plot(
+        plus_one,
+        "queues x apps (median of each power-of-two bucket)",
+        "releases + 1 per rebalance (median)",
+        "Protocol cost against group size",
+    )
+
+
+def releases_by_group_size(rows: Iterable[ScoreRow]) -> Figure | None:
+    """releases_by_group_size_lines from the rows of the pure-Python path."""
+    return releases_by_group_size_lines(
+        _size_medians(rows, lambda row: row.queue_count * row.consumer_count, _releases)
+    )
+
+
+def _releases(row: ScoreRow) -> int | None:
+    return row.releases
+
+
+def assign_time_by_queue_count_lines(lines: SizeLines) -> Figure:
+    """Median rebalance wall time against queue count (log-log), per strategy."""
+    return _size_plot(
+        lines,
+        "queues (median of each power-of-two bucket)",
+        "µs per rebalance (median)",
+        "Rebalance time against queue count",
+    )
+
+
+def assign_time_by_queue_count(rows: Iterable[ScoreRow]) -> Figure:
+    """assign_time_by_queue_count_lines from the rows of the pure-Python path."""
+    return assign_time_by_queue_count_lines(
+        _size_medians(rows, lambda row: row.queue_count, lambda row: row.assign_micros)
+    )
+
+
+def client_views(summary: Summary) -> Figure | None:
+    """What client-side rebalancing costs, per change kind and client-side strategy: the
+    queue-periods read twice (duplicate consumption) and unread (stalled), mean and 95th
+    percentile; broker-side, both are 0 by construction. None when no views disagreed."""
+    client = sorted(
+        {
+            strategy
+            for (strategy, _), metrics in summary.items()
+            if (metrics["periods_to_agree"].max or 0) > 0
+        }
+    )
+    if not client:
+        return None
+    changes = sorted({change for (strategy, change) in summary if strategy in client})
+    colours = _colours(client)
+    figure, axes_pair = plt.subplots(1, 2, figsize=(max(10.0, 1.4 * len(changes)), 4.8))
+    width = 0.8 / len(client)
+    for axes, metric, title in zip(
+        axes_pair,
+        ("queue_periods_read_twice", "queue_periods_unread"),
+        ("Queue-periods read twice", "Queue-periods unread"),
+        strict=True,
     ):
+        for offset, strategy in enumerate(client):
+            for index, change in enumerate(changes):
+                aggregate = summary.get((strategy, change), {}).get(metric)
+                if aggregate is None or not aggregate.count:
+                    continue
+                x = index - 0.4 + (offset + 0.5) * width
+                axes.bar(x, aggregate.mean or 0.0, width * 0.9, color=colours[strategy])
+                axes.plot([x], [aggregate.p95 or 0.0], marker="_", color="black", markersize=8)
+        axes.set_xticks(range(len(changes)), changes, rotation=30, ha="right")
+        axes.set_title(f"{title} per rebalance (bar: mean, tick: p95)")
+    axes_pair[0].legend(
+        handles=[Patch(color=colours[strategy], label=strategy) for strategy in client],
+        fontsize=8,
+    )
+    figure.suptitle("Client-side rebalancing against broker-side (broker-side: always 0)")
+    figure.tight_layout()
+    return figure
+
+
+FigureDrawing = Callable[[Summary], Figure | None]
+
+HARNESS_FIGURES: tuple[tuple[str, FigureDrawing, str, str], ...] = (
+    (
+        "stickiness.png",
+        stickiness,
+        "Stickiness per change kind",
+        "Higher is better: the share of queues that kept their consumer through a change. "
+        "Compare the strategies within each change kind; a band that sits low or a long whisker "
+        "down shows a strategy that reassigns queues it could have left where they were.",
+    ),
+    (
+        "moves.png",
+        moves,
+        "Moves per change kind",
+        "Lower is better: queues taken from a consumer that stayed in the group. A join forces "
+        "some (the newcomer's share), a leave or a crash none; compare strategies within one "
+        "change kind, and read the whisker (p99) and tick (max) for the worst rebalances.",
+    ),
+    (
+        "stickiness_gap.png",
+        stickiness_gap,
+        "Gap to the best achievable stickiness",
+        "Lower is better: how many queues (as a share) a strategy moved beyond what balance "
+        "required, against the best plan with spread at most 1 for the same change. 0 means "
+        "nothing better was possible; sticky strategies should sit near 0, round robin does not.",
+    ),
+    (
+        "client_views.png",
+        client_views,
+        "What client-side rebalancing costs",
+        "Only in a run with client views (--views client): queue-periods read by two consumers "
+        "(duplicate consumption) and by none (stalled queues) while the consumers' views "
+        "disagree, per client-side strategy and change kind. Broker-side rebalancing has none.",
+    ),
+    (
+        "assign_time.png",
+        assign_time,
+        "Rebalance time",
+        "Wall time of one rebalance per strategy, on a log axis: p50 is the usual cost, p99 "
+        "and max the tail. Timings depend on the machine and its load, so compare strategies "
+        "within one run, not across runs.",
+    ),
+    (
+        "releases.png",
+        releases,
+        "Protocol releases",
+        "Strategies that run a protocol only: queues whose active consumer had to step down "
+        "per rebalance, each a cancel and a new subscription at the broker. Fewer is cheaper; "
+        "p95 and p99 show what large changes cost.",
+    ),
+    (
+        "rounds.png",
+        rounds,
+        "Protocol rounds",
+        "Strategies that run a protocol only: the waves of releases a rebalance needed before "
+        "the group was quiet, which bounds how long it takes to settle; the maximum shows the "
+        "slowest rebalance of the run.",
+    ),
+)
+"""The harness's figures: file name, drawing, title and reading (what to look at in it, for
+report.html); a drawing that returns None (no protocol strategy was scored) writes no file."""
+
+
+def save_all(summary: Summary, out: Path) -> list[FigureFile]:
+    """Write the HARNESS_FIGURES that have something to show into `out` as PNG files; return
+    each file with its title and reading, in that order, for the report page."""
+    drawn = [
+        (name, drawing(summary), title, reading)
+        for name, drawing, title, reading in HARNESS_FIGURES
+    ]
+    return _save(drawn, out)
+
+
+def _save(drawn: Iterable[tuple[str, Figure | None, str, str]], out: Path) -> list[FigureFile]:
+    """Save each (file name, figure, title, reading) whose figure is not None into `out`."""
+    written = []
+    for name, figure, title, reading in drawn:
         if figure is None:
             continue
         figure.savefig(out / name, dpi=110)
         plt.close(figure)
-        written.append(out / name)
+        written.append(FigureFile(out / name, title, reading))
     return written
+
+
+SIZE_PROFILE_FIGURES: tuple[
+    tuple[str, str, str, Callable[[SizeLines], Figure | None], str, str], ...
+] = (
+    (
+        "releases_by_group_size.png",
+        "group_size",
+        "releases",
+        releases_by_group_size_lines,
+        "Protocol cost against group size",
+        "Protocol strategies only, log-log: the median releases of a rebalance against queues x "
+        "apps. A slope of 1 means the cost grows with the group's size; at about 2 ms a release "
+        "on a real broker, the y value times 2 ms is how long a group takes to settle.",
+    ),
+    (
+        "assign_time_by_queue_count.png",
+        "queue_count",
+        "assign_micros",
+        assign_time_by_queue_count_lines,
+        "Rebalance time against queue count",
+        "Log-log: the median wall time of one rebalance against the number of queues. A line's "
+        "slope is the strategy's growth (1: linear); lines that cross show where another "
+        "strategy gets cheaper. Machine-dependent: compare within one run.",
+    ),
+)
+"""The size-profile figures: file, facet and metric of the profile, drawing, title, reading."""
+
+
+def save_size_profiles(profiles: Iterable[Mapping[str, Any]], out: Path) -> list[FigureFile]:
+    """Write the SIZE_PROFILE_FIGURES that have something to show, from the harness's size
+    profiles, into `out`; return each file with its title and reading."""
+    profiles = list(profiles)
+    drawn = []
+    for name, facet, metric, drawing, title, reading in SIZE_PROFILE_FIGURES:
+        lines = profile_lines(profiles, facet, metric)
+        drawn.append((name, drawing(lines) if lines else None, title, reading))
+    return _save(drawn, out)

@@ -30,6 +30,7 @@ strategy calls plus O(|C| x |Q|) to form the unions.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import math
 import random
@@ -57,6 +58,48 @@ class ViewSettings:
             raise TypeError(f"max_delay must be an int, got {self.max_delay!r}")
         if self.max_delay < 1:
             raise ValueError(f"max_delay must be at least 1 period, got {self.max_delay}")
+
+
+def add_view_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command-line options of the view model (the evaluation command's and the harness's):
+    --views, --stale-probability, --queue-stale-probability, --max-delay."""
+    defaults = ViewSettings()
+    parser.add_argument(
+        "--views",
+        choices=VIEW_MODES,
+        default="broker",
+        help="broker: one view, computed once (default); client: each consumer rebalances on its "
+        "own, possibly stale view (client-side strategies only; the others stay broker-side)",
+    )
+    parser.add_argument(
+        "--stale-probability",
+        type=float,
+        default=defaults.stale_probability,
+        help="client views: chance a consumer's consumer list is stale after a change "
+        f"(default {defaults.stale_probability})",
+    )
+    parser.add_argument(
+        "--queue-stale-probability",
+        type=float,
+        default=defaults.queue_stale_probability,
+        help="client views: chance a consumer's queue list is stale after a change "
+        f"(default {defaults.queue_stale_probability})",
+    )
+    parser.add_argument(
+        "--max-delay",
+        type=int,
+        default=defaults.max_delay,
+        help="client views: a stale view catches up after 1..MAX_DELAY rebalance periods "
+        f"(default {defaults.max_delay})",
+    )
+
+
+def view_settings_from(namespace: argparse.Namespace) -> ViewSettings:
+    """The ViewSettings of parsed add_view_arguments options (ValueError/TypeError naming the
+    setting when one is out of range)."""
+    return ViewSettings(
+        namespace.stale_probability, namespace.queue_stale_probability, namespace.max_delay
+    )
 
 
 @dataclass(frozen=True)

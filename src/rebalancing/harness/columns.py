@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from rebalancing.evaluation.replay import ScoreRow, score_scenarios
 from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings
+from rebalancing.evaluation.views import ViewSettings
 from rebalancing.strategies import Strategy, resolve
 
 
@@ -56,8 +57,11 @@ def score_index_batches(
     strategy_specs: tuple[str, ...],
     settings: ScenarioSettings,
     scenarios_per_batch: int,
+    views: str = "broker",
+    view_settings: ViewSettings | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Score the scenarios of each batch of indices; one Arrow batch per `scenarios_per_batch`.
+    """Score the scenarios of each batch of indices; one Arrow batch per `scenarios_per_batch`,
+    each consumer on its own view with `views="client"` (rebalancing.evaluation.views).
 
     `strategy_specs` are resolved here, where the scoring runs (an executor): registered names,
     or `package.module:function` from a module shipped with the job. Rows carry each strategy's
@@ -69,9 +73,9 @@ def score_index_batches(
         pending.extend(indices)
         while len(pending) >= scenarios_per_batch:
             chunk, pending = pending[:scenarios_per_batch], pending[scenarios_per_batch:]
-            yield _score_chunk(chunk, base_seed, strategies, settings)
+            yield _score_chunk(chunk, base_seed, strategies, settings, views, view_settings)
     if pending:
-        yield _score_chunk(pending, base_seed, strategies, settings)
+        yield _score_chunk(pending, base_seed, strategies, settings, views, view_settings)
 
 
 def resolve_strategies(strategy_specs: tuple[str, ...]) -> dict[str, Strategy]:
@@ -85,9 +89,11 @@ def _score_chunk(
     base_seed: int,
     strategies: dict[str, Strategy],
     settings: ScenarioSettings,
+    views: str,
+    view_settings: ViewSettings | None,
 ) -> pa.RecordBatch:
     scenarios = (Scenario(base_seed, index, settings) for index in indices)
-    return rows_to_batch(list(score_scenarios(scenarios, strategies)))
+    return rows_to_batch(list(score_scenarios(scenarios, strategies, views, view_settings)))
 
 
 def score_arrow_partition(
@@ -96,9 +102,17 @@ def score_arrow_partition(
     strategy_specs: tuple[str, ...],
     settings: ScenarioSettings,
     scenarios_per_batch: int,
+    views: str = "broker",
+    view_settings: ViewSettings | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: batches of scenario indices (column `id`) in, score rows out."""
     index_batches = (batch.column("id").to_pylist() for batch in batches)
     yield from score_index_batches(
-        index_batches, base_seed, strategy_specs, settings, scenarios_per_batch
+        index_batches,
+        base_seed,
+        strategy_specs,
+        settings,
+        scenarios_per_batch,
+        views,
+        view_settings,
     )

@@ -1,10 +1,12 @@
 """The Spark glue of the harness (the only module that imports pyspark).
 
 spark.range(n) of scenario indices -> mapInArrow, where each partition scores its scenarios
-with the pure-Python core and hands back Arrow batches -> aggregates per strategy and change
-kind (and per strategy over all changes) -> Parquet, summary.md, summary.csv, run.json.
-Means and standard deviations come from exact decimal sums, and percentiles and maxima do not
-depend on order, so every aggregate but the timings is the same for any partitioning.
+with the pure-Python core and hands back Arrow batches -> how often each value of each metric
+occurs per strategy and change kind (and per strategy over all changes), with exact sums ->
+per group, the statistics -> Parquet, summary.md, summary.csv, run.json, figures, report.html.
+Counts of values and exact decimal sums merge the same way however the rows are partitioned, so
+every aggregate but the timings (counted by logarithmic bucket) is the same for any
+partitioning at any scale, percentiles included.
 
 The same job runs on an embedded local[*] Spark, under spark-submit on a cluster, and through a
 Spark Connect server (`--remote sc://...`): the package and a user's strategy modules go to the
@@ -17,34 +19,32 @@ written by the executors, does).
 from __future__ import annotations
 
 import functools
+import math
 import os
 import platform
 import shutil
 import sys
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pyspark
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS
 from rebalancing.harness.columns import ROW_SCHEMA, SPARK_DDL, score_arrow_partition
 from rebalancing.harness.options import HarnessOptions
-from rebalancing.harness.reports import write_reports
+from rebalancing.harness.reports import STATISTICS, write_reports
 from rebalancing.harness.shipping import ShippingPlan, plan_shipping
 
 SCENARIOS_PER_PARTITION = 10_000
 """Default partition size: a task of about a minute, so a long run's progress bar moves and a
 slow task does not hold the last core idle for long."""
-
-EXACT_PERCENTILES_UP_TO = 200_000
-"""Above this many scenarios, percentiles are approximate (percentile_approx, accuracy 10^5):
-exact ones hold every value of a group in one task's memory."""
-
 
 _ADDED_PY_FILES: set[tuple[str, str]] = set()
 """(application id, path) of every file this process has added with addPyFile: adding one
@@ -113,86 +113,263 @@ def score_rows(spark: SparkSession, options: HarnessOptions, partitions: int) ->
         strategy_specs=options.strategies,
         settings=options.settings,
         scenarios_per_batch=options.scenarios_per_batch,
+        views=options.views,
+        view_settings=options.view_settings,
     )
     return indices.mapInArrow(scorer, SPARK_DDL)
 
 
 TIMING_METRICS = frozenset({"assign_micros"})
-"""Metrics that differ from run to run anyway: summed as doubles (no exactness to keep)."""
+"""Metrics that differ from run to run anyway: summed as doubles, and counted by logarithmic
+bucket rather than by value (TIMING_BUCKETS_PER_DECADE), so their percentiles are approximate."""
+
+TIMING_BUCKETS_PER_DECADE = 500
+"""A timing is counted at the nearest of 500 logarithmic steps per power of ten, so its
+percentiles are within 0.23% of the exact ones (a step is a factor of 10^(1/500)); its count,
+mean, standard deviation and maximum come from the values themselves."""
+
+PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
+
+PROFILES = {"group_size": "releases", "queue_count": "assign_micros"}
+"""The size profiles the harness computes itself (it collects no rows): facet -> metric. Each
+row that did not fail counts its metric, and its size (queues x consumers, or queues) as the
+metric "size", under the power-of-two bucket of that size (its bit length), so that a plot
+draws the median metric against the median size of each bucket, as
+rebalancing.evaluation.plots does from the pure-Python path's rows."""
+
+GROUP = ("strategy", "facet", "group", "metric")
+"""What a distribution is of: a metric per (strategy, change kind) under the facet "change", or
+per (strategy, size bucket) under a profile's facet."""
+
+SUM_COLUMNS = (
+    "integral",
+    "integral_square",
+    "fraction",
+    "fraction_square",
+    "timing",
+    "timing_square",
+)
+"""The sums of a value and of its square, in the one of three forms that fits the metric."""
 
 
-def _exact_sum_type(metric: str) -> str | None:
-    """The decimal type whose sums of `metric` are exact: integers (and booleans) at scale 0;
-    fractions at scale 18, where a value's rounding (5e-19) cannot reach the 1e-9 the
-    variance, a small difference of large sums, must keep. None for a timing metric."""
-    if metric in TIMING_METRICS:
-        return None
-    kind = ROW_SCHEMA.field(metric).type
-    return "decimal(38,18)" if pa.types.is_floating(kind) else "decimal(38,0)"
+def _is_integral(metric: str) -> bool:
+    """Whether the row column `metric` holds integers or booleans (a size always does)."""
+    return metric == "size" or not pa.types.is_floating(ROW_SCHEMA.field(metric).type)
 
 
-def _metric_aggregates(metric: str, exact_percentiles: bool) -> list[Column]:
-    """count, mean, stddev, p50/p95/p99 and max of one score column.
-
-    The sums of values and of their squares (each squared in double, exactly for integers
-    below 2^26) are decimals, so that they do not depend on the order the rows arrive in, and
-    every aggregate but the timings is the same for any partitioning.
-    """
-    value = F.col(metric).cast("double")
-    count = F.count(value)
-    exact_type = _exact_sum_type(metric)
-    if exact_type is None:
-        total = F.sum(value)
-        total_of_squares = F.sum(value * value)
+def _entry(facet: str, group: Column, metric: str, value: Column) -> Column:
+    """One value of a row as a (facet, group, metric) entry, with the forms its sums are exact
+    in: integers (and booleans) as decimal(38,0); fractions as decimal(38,18), where a value's
+    rounding (5e-19) cannot reach the 1e-9 the variance, a small difference of large sums, must
+    keep; timings as doubles. Squares are taken in double (exact for integers below 2^26) and
+    then cast, so that every sum adds the same exact numbers whatever order rows arrive in."""
+    double = value.cast("double")
+    square = double * double
+    timing = metric in TIMING_METRICS
+    integral = not timing and _is_integral(metric)
+    fraction = not timing and not integral
+    if timing:
+        steps = F.lit(float(TIMING_BUCKETS_PER_DECADE))
+        bucket = F.pow(F.lit(10.0), F.round(F.log10(double) * steps) / steps)
+        key = F.when(double > 0, bucket).otherwise(double)
     else:
-        total = F.sum(F.col(metric).cast(exact_type)).cast("double")
-        total_of_squares = F.sum((value * value).cast(exact_type)).cast("double")
-    variance = (total_of_squares - total * total / count) / (count - 1)
-    fractions = "array(0.5, 0.95, 0.99)"
-    quantiles = (
-        F.expr(f"percentile(CAST({metric} AS DOUBLE), {fractions})")
-        if exact_percentiles
-        else F.expr(f"percentile_approx(CAST({metric} AS DOUBLE), {fractions}, 100000)")
+        key = double
+
+    def only(wanted: bool, column: Column, kind: str) -> Column:
+        return column.cast(kind) if wanted else F.lit(None).cast(kind)
+
+    return F.struct(
+        F.lit(facet).alias("facet"),
+        group.alias("group"),
+        F.lit(metric).alias("metric"),
+        key.alias("key"),
+        double.alias("value"),
+        only(integral, double, "decimal(38,0)").alias("integral"),
+        only(integral, square, "decimal(38,0)").alias("integral_square"),
+        only(fraction, double, "decimal(38,18)").alias("fraction"),
+        only(fraction, square, "decimal(38,18)").alias("fraction_square"),
+        only(timing, double, "double").alias("timing"),
+        only(timing, square, "double").alias("timing_square"),
     )
-    return [
-        count.alias(f"{metric}_count"),
-        (total / count).alias(f"{metric}_mean"),
-        F.when(count > 1, F.sqrt(F.greatest(variance, F.lit(0.0)))).alias(f"{metric}_stddev"),
-        quantiles.alias(f"{metric}_quantiles"),
-        F.max(value).alias(f"{metric}_max"),
+
+
+def value_counts(rows: DataFrame) -> DataFrame:
+    """How often each value of each metric occurs per group (GROUP), with the values' exact sums:
+    counts and exact sums merge the same way whatever the partitioning, so that everything
+    computed from them but the timings does not depend on it. Each row counts under its change
+    kind and under ALL_CHANGES: one pass over the rows, which are scored only once."""
+    entries = [
+        _entry("change", change, metric, F.col(metric))
+        for metric in METRICS
+        for change in (F.col("change"), F.lit(ALL_CHANGES))
     ]
+    sizes = {
+        "group_size": F.col("queue_count") * F.col("consumer_count"),
+        "queue_count": F.col("queue_count"),
+    }
+    succeeded = ~F.coalesce(F.col("failed"), F.lit(False))
+    for facet, metric in PROFILES.items():
+        size = F.greatest(sizes[facet], F.lit(1))
+        bucket = F.length(F.bin(size)).cast("string")  # the bit length of the size
+        measured = succeeded & F.col(metric).isNotNull()
+        entries.append(_entry(facet, bucket, metric, F.when(measured, F.col(metric))))
+        entries.append(_entry(facet, bucket, "size", F.when(measured, size)))
+    exploded = rows.select("strategy", F.explode(F.array(*entries)).alias("entry"))
+    return (
+        exploded.select("strategy", "entry.*")
+        .where(F.col("value").isNotNull())
+        .groupBy(*GROUP, "key")
+        .agg(
+            F.count(F.lit(1)).alias("count"),
+            F.max("value").alias("max"),
+            *[F.sum(name).alias(name) for name in SUM_COLUMNS],
+        )
+    )
 
 
-def aggregate(rows: DataFrame, exact_percentiles: bool) -> DataFrame:
-    """Per (strategy, change) and per strategy over all changes (change = ALL_CHANGES)."""
+def distributions(rows: DataFrame) -> DataFrame:
+    """Per group: the count, the exact sums, the maximum, and for each percentile the two values
+    it lies between and the weight of the upper one (linear interpolation between closest ranks,
+    as Spark's and numpy's exact percentiles), found by running sums over the sorted value
+    counts. A few rows per group; `finish` turns them into statistics on the driver."""
+    counts = value_counts(rows)
+    through = Window.partitionBy(*GROUP).orderBy("key").rowsBetween(Window.unboundedPreceding, 0)
+    ranked = counts.withColumn("through", F.sum("count").over(through)).withColumn(
+        "total", F.sum("count").over(Window.partitionBy(*GROUP))
+    )
+    first_rank, last_rank = F.col("through") - F.col("count"), F.col("through") - 1
     columns = [
-        column for metric in METRICS for column in _metric_aggregates(metric, exact_percentiles)
+        F.sum("count").alias("count"),
+        F.max("max").alias("max"),
+        *[F.sum(name).alias(name) for name in SUM_COLUMNS],
     ]
-    grouped = rows.rollup("strategy", "change").agg(*columns).where(F.col("strategy").isNotNull())
-    selected = [F.col("strategy"), F.coalesce(F.col("change"), F.lit(ALL_CHANGES)).alias("change")]
-    for metric in METRICS:
-        selected += [F.col(f"{metric}_count"), F.col(f"{metric}_mean"), F.col(f"{metric}_stddev")]
-        for position, name in enumerate(("p50", "p95", "p99")):
-            selected.append(F.col(f"{metric}_quantiles")[position].alias(f"{metric}_{name}"))
-        selected.append(F.col(f"{metric}_max"))
-    # A few dozen rows: one partition sorted in place. A global orderBy would first run a sampling
-    # job for its range boundaries, computing every percentile a second time.
-    return grouped.select(*selected).repartition(1).sortWithinPartitions("strategy", "change")
+    for name, fraction in PERCENTILES:
+        position = (F.col("total") - 1).cast("double") * F.lit(fraction)
+        lower = F.floor(position)
+        upper = F.least(lower + 1, F.col("total") - 1)
+        for end, rank in (("lower", lower), ("upper", upper)):
+            holds_rank = (first_rank <= rank) & (rank <= last_rank)
+            columns.append(F.max(F.when(holds_rank, F.col("key"))).alias(f"{name}_{end}"))
+        columns.append(F.max(position - lower).alias(f"{name}_weight"))
+    return ranked.groupBy(*GROUP).agg(*columns)
 
 
-def collect_aggregates(aggregates: DataFrame, out: Path) -> list[dict[str, Any]]:
-    """Compute the aggregates once, bring them to the driver as Arrow (a few dozen rows, however
-    many scenarios) and write them to `out`/aggregates.parquet from there."""
-    table = aggregates.toArrow()
-    target = out / "aggregates.parquet"
+def _statistics(distribution: Mapping[str, Any]) -> dict[str, float | int | None]:
+    """count, mean, stddev, the percentiles and max of one group's distribution row, with the
+    arithmetic of rebalancing.evaluation.aggregates (sample standard deviation; the
+    interpolated percentile lower * (1 - weight) + upper * weight)."""
+    count = int(distribution["count"])
+    sums = [
+        distribution[name]
+        for name in ("integral", "fraction", "timing")
+        if distribution[name] is not None
+    ]
+    squares = [
+        distribution[name]
+        for name in ("integral_square", "fraction_square", "timing_square")
+        if distribution[name] is not None
+    ]
+    total, total_of_squares = float(sums[0]), float(squares[0])
+    variance = (total_of_squares - total * total / count) / (count - 1) if count > 1 else None
+    statistics: dict[str, float | int | None] = {
+        "count": count,
+        "mean": total / count,
+        "stddev": None if variance is None else math.sqrt(max(variance, 0.0)),
+    }
+    for name, _ in PERCENTILES:
+        lower, upper = distribution[f"{name}_lower"], distribution[f"{name}_upper"]
+        weight = distribution[f"{name}_weight"]
+        statistics[name] = lower * (1 - weight) + upper * weight
+    statistics["max"] = float(distribution["max"])
+    return statistics
+
+
+def finish(
+    distribution_rows: Sequence[Mapping[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The aggregate rows (one per strategy and change kind, columns `<metric>_<statistic>`,
+    count 0 and the rest None for a metric without values), sorted; and the size-profile rows
+    (strategy, facet, bucket, metric and the statistics), sorted."""
+    empty = {"count": 0, **{name: None for name in STATISTICS[1:]}}
+    wide: dict[tuple[str, str], dict[str, Any]] = {}
+    profiles: list[dict[str, Any]] = []
+    for distribution in distribution_rows:
+        statistics = _statistics(distribution)
+        strategy, group, metric = (distribution[key] for key in ("strategy", "group", "metric"))
+        if distribution["facet"] == "change":
+            row = wide.setdefault(
+                (strategy, group),
+                {
+                    "strategy": strategy,
+                    "change": group,
+                    **{
+                        f"{name}_{statistic}": value
+                        for name in METRICS
+                        for statistic, value in empty.items()
+                    },
+                },
+            )
+            row.update({f"{metric}_{name}": value for name, value in statistics.items()})
+        else:
+            profiles.append(
+                {
+                    "strategy": strategy,
+                    "facet": distribution["facet"],
+                    "bucket": int(group),
+                    "metric": metric,
+                    **statistics,
+                }
+            )
+    profile_order = ("strategy", "facet", "bucket", "metric")
+    return (
+        [wide[key] for key in sorted(wide)],
+        sorted(profiles, key=lambda row: tuple(row[key] for key in profile_order)),
+    )
+
+
+def _write_parquet(rows: Sequence[Mapping[str, Any]], schema: pa.Schema, target: Path) -> None:
+    """`rows` as one Parquet file in the directory `target` (replaced), laid out as Spark does."""
     if target.is_dir():
         shutil.rmtree(target)
     elif target.exists():
         target.unlink()
     target.mkdir(parents=True)
+    table = pa.Table.from_pylist(list(rows), schema=schema)
     pq.write_table(table, target / "part-00000.parquet")
-    rows: list[dict[str, Any]] = table.to_pylist()
-    return rows
+
+
+AGGREGATE_SCHEMA = pa.schema(
+    [pa.field("strategy", pa.string()), pa.field("change", pa.string())]
+    + [
+        pa.field(f"{metric}_{statistic}", pa.int64() if statistic == "count" else pa.float64())
+        for metric in METRICS
+        for statistic in STATISTICS
+    ]
+)
+PROFILE_SCHEMA = pa.schema(
+    [
+        pa.field("strategy", pa.string()),
+        pa.field("facet", pa.string()),
+        pa.field("bucket", pa.int64()),
+        pa.field("metric", pa.string()),
+    ]
+    + [
+        pa.field(statistic, pa.int64() if statistic == "count" else pa.float64())
+        for statistic in STATISTICS
+    ]
+)
+
+
+def collect_aggregates(
+    rows: DataFrame, out: Path
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Compute the distributions once, bring them to the driver as Arrow (a few rows per
+    strategy, change kind and metric, however many scenarios), and write the aggregates and
+    the size profiles to `out`/aggregates.parquet and `out`/profiles.parquet from there."""
+    aggregates, profiles = finish(distributions(rows).toArrow().to_pylist())
+    _write_parquet(aggregates, AGGREGATE_SCHEMA, out / "aggregates.parquet")
+    _write_parquet(profiles, PROFILE_SCHEMA, out / "profiles.parquet")
+    return aggregates, profiles
 
 
 def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
@@ -210,8 +387,7 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
     if options.raw:
         rows.write.mode("overwrite").parquet(str(out / "rows.parquet"))
         rows = session.read.parquet(str(out / "rows.parquet"))
-    exact = options.scenarios <= EXACT_PERCENTILES_UP_TO
-    collected = collect_aggregates(aggregate(rows, exact), out)
+    aggregates, profiles = collect_aggregates(rows, out)
     wall = time.perf_counter() - started
     run_info: dict[str, Any] = {
         "scenarios": options.scenarios,
@@ -221,12 +397,17 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
         "consumer_range": options.settings.consumer_range,
         "change_count_range": options.settings.change_count_range,
         "change_weights": dict(options.settings.change_weights),
+        "views": options.views,
+        "view_settings": asdict(options.view_settings) if options.views == "client" else None,
         "partitions": partitions,
         "master": master,
         "spark_connect": connect,
         "shipped_to_executors": [path.name for path in shipping.files],
         "not_shipped": shipping.not_shipped,
-        "percentiles": "exact" if exact else "approximate (percentile_approx, accuracy 100000)",
+        "percentiles": (
+            "exact, from counts of each value (timings: from logarithmic buckets, "
+            f"{TIMING_BUCKETS_PER_DECADE} a decade)"
+        ),
         "raw_rows": options.raw,
         "wall_seconds": round(wall, 3),
         "scenarios_per_second": round(options.scenarios / wall, 2),
@@ -238,7 +419,7 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
         },
         "cores": os.cpu_count(),
     }
-    return write_reports(out, collected, run_info)
+    return write_reports(out, aggregates, run_info, profiles)
 
 
 def _package_version() -> str:

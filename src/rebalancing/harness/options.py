@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rebalancing.evaluation.scenarios import CHANGE_KINDS, ScenarioSettings
+from rebalancing.evaluation.views import ViewSettings, add_view_arguments, view_settings_from
 from rebalancing.strategies import DEFAULT_STRATEGIES, select
 
 
@@ -28,6 +29,9 @@ class HarnessOptions:
     raw: bool = False
     scenarios_per_batch: int = 32
     settings: ScenarioSettings = field(default_factory=ScenarioSettings)
+    # broker: one view, computed once; client: each consumer rebalances on its own view
+    views: str = "broker"
+    view_settings: ViewSettings = field(default_factory=ViewSettings)
 
 
 class ParameterError(ValueError):
@@ -132,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--scenarios-per-batch", type=int, default=32, help="scenarios scored per Arrow batch"
     )
+    add_view_arguments(parser)
     return parser
 
 
@@ -155,6 +160,10 @@ def parse_options(arguments: Sequence[str] | None = None) -> HarnessOptions:
         change_count_range=_range("--changes", namespace.changes),
         change_weights=_mix(namespace.mix) if namespace.mix else dict.fromkeys(CHANGE_KINDS, 1.0),
     )
+    try:
+        view_settings = view_settings_from(namespace)
+    except (TypeError, ValueError) as error:
+        raise ParameterError(f"views: {error}") from None
     out = Path(os.path.expanduser(namespace.out))
     _check_writable(out)
     return HarnessOptions(
@@ -168,4 +177,6 @@ def parse_options(arguments: Sequence[str] | None = None) -> HarnessOptions:
         raw=namespace.raw,
         scenarios_per_batch=namespace.scenarios_per_batch,
         settings=settings,
+        views=namespace.views,
+        view_settings=view_settings,
     )

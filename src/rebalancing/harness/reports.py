@@ -1,4 +1,5 @@
-"""What a run leaves behind, besides Parquet: summary.md, summary.csv, run.json and PNG plots.
+"""What a run leaves behind, besides Parquet: summary.md, summary.csv, run.json, PNG plots and
+report.html, the one page that shows them all (rebalancing.evaluation.report_page).
 
 The aggregate rows (one per strategy and change kind, columns `<metric>_<statistic>`) are turned
 back into the structure of rebalancing.evaluation.aggregates, so that the Markdown table is the
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from rebalancing.evaluation.aggregates import METRICS, Aggregate, markdown_table
-from rebalancing.evaluation.plots import save_all
+from rebalancing.evaluation.plots import save_all, save_size_profiles
+from rebalancing.evaluation.report_page import write_report_page
 
 STATISTICS = ("count", "mean", "stddev", "p50", "p95", "p99", "max")
 
@@ -44,9 +46,13 @@ def to_summary(
 
 
 def write_reports(
-    out: Path, aggregate_rows: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+    out: Path,
+    aggregate_rows: Sequence[Mapping[str, Any]],
+    run_info: Mapping[str, Any],
+    profile_rows: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """Write summary.md, summary.csv, run.json and the plots into `out`; return the table."""
+    """Write summary.md, summary.csv, run.json, the plots (the size profiles among them, from
+    `profile_rows`) and report.html into `out`; return the table."""
     summary = to_summary(aggregate_rows)
     table = markdown_table(summary)
     (out / "summary.md").write_text(table + "\n", encoding="utf-8")
@@ -59,5 +65,6 @@ def write_reports(
         for row in sorted(aggregate_rows, key=lambda row: (row["strategy"], row["change"])):
             writer.writerow(row)
     (out / "run.json").write_text(json.dumps(run_info, indent=2, default=str) + "\n", "utf-8")
-    save_all(summary, out)
+    figures = save_all(summary, out) + save_size_profiles(profile_rows, out)
+    write_report_page(out, run_info, summary, figures)
     return table
