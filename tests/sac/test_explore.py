@@ -4,49 +4,87 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Hashable
+from typing import NamedTuple
 
 import pytest
 
 from rebalancing.sac import model
-from rebalancing.sac.explore import (
+from rebalancing.sac.explore import StartingPoint, explore, main, starting_state
+from rebalancing.sac.explore_graph import (
     StateGraph,
-    explore,
     fewest_releases_to_terminal,
-    main,
     most_releases_to_terminal,
     releases_to_terminal_unbounded,
-    starting_state,
-    state_from_key,
     states_reaching,
     strongly_connected_components,
 )
+from rebalancing.sac.explore_states import (
+    StateLayout,
+    Words,
+    compiled_broken_invariants,
+    compiled_successors,
+    decode,
+    encode,
+    search_states,
+    state_fields,
+    state_of_fields,
+)
 from rebalancing.sac.model import TERMINAL_INVARIANTS, PositionVariant, SacState
 
-# Distinct states and transitions of Init + Next (the spec's variables only), the same for both
-# variants: they differ only where two apps tie one queue over their ideal and there is a
-# remainder, 4 queues x 3 apps and up. TLC on specs/sac_leaderless.tla prints the same distinct
-# states, and "states generated" one more than the transitions (it counts the initial state).
-EXPECTED_STATES = {(2, 2): 181, (3, 2): 1513, (3, 3): 183_202}
-EXPECTED_TRANSITIONS = {(2, 2): 436, (3, 2): 5120, (3, 3): 823_035}
+
+class Figures(NamedTuple):
+    """The counts of an exploration the tests pin (named as in `Exploration`)."""
+
+    distinct_states: int
+    terminal_states: int
+    transitions: int
+    release_transitions: int
+    states_on_cycles: int
+    depth: int
+    most_releases_to_terminal: int | None
+
+
+# (queues, apps, starting point) -> the figures of either Position reading: below 4 queues x 3
+# apps they are the same (they differ only where two apps tie one queue over their ideal and
+# there is a remainder). TLC on specs/sac_leaderless.tla prints the same distinct states, and
+# "states generated" one more than the transitions (it counts the initial state). These are the
+# figures of the explorer before it was compiled (a breadth-first search over the Python model).
+FIGURES = {
+    (1, 3, "init"): Figures(250, 36, 393, 0, 0, 7, 0),
+    (3, 1, "init"): Figures(28, 1, 55, 0, 0, 7, 0),
+    (2, 2, "init"): Figures(181, 4, 436, 32, 44, 8, None),
+    (3, 2, "init"): Figures(1513, 12, 5120, 96, 124, 11, None),
+    (2, 3, "init"): Figures(6280, 144, 18_279, 996, 654, 11, None),
+    (4, 2, "init"): Figures(13_285, 12, 61_860, 2944, 3180, 14, None),
+    (3, 3, "init"): Figures(183_202, 288, 823_035, 77_238, 49_314, 15, None),
+    (2, 2, "subscribed"): Figures(12, 2, 14, 2, 0, 5, 1),
+    (3, 3, "started"): Figures(29_791, 48, 133_911, 12_825, 8157, 12, None),
+    (3, 3, "subscribed"): Figures(212, 12, 441, 57, 0, 12, 3),
+}
 
 
 @pytest.mark.parametrize("variant", ["spec", "id"])
-@pytest.mark.parametrize(("queues", "apps"), sorted(EXPECTED_STATES))
+@pytest.mark.parametrize(("queues", "apps", "starting_point"), sorted(FIGURES))
 def test_every_reachable_state_keeps_the_invariants_and_can_terminate(
-    queues: int, apps: int, variant: PositionVariant
+    queues: int, apps: int, starting_point: StartingPoint, variant: PositionVariant
 ) -> None:
-    result = explore(queues, apps, variant)
-    assert result.distinct_states == EXPECTED_STATES[(queues, apps)]
-    assert result.transitions == EXPECTED_TRANSITIONS[(queues, apps)]
+    result = explore(queues, apps, variant, starting_point)
+    assert (
+        Figures(*(getattr(result, name) for name in Figures._fields))
+        == FIGURES[(queues, apps, starting_point)]
+    )
     assert result.state_invariant_violations == {}
-    assert result.terminal_states > 0
     assert result.terminal_violations == dict.fromkeys(TERMINAL_INVARIANTS, 0)
     assert result.all_can_terminate
-    assert result.states_on_cycles > 0, "release, re-subscribe, re-activate loops exist"
-    assert result.fewest_releases_to_terminal == 0
-    assert result.releases_to_terminal_unbounded
-    assert result.most_releases_to_terminal is None
+    assert result.states_unable_to_terminate == 0
+    assert result.releases_to_terminal_unbounded == (result.most_releases_to_terminal is None)
+    if starting_point == "init":
+        # from Init no terminal state needs a release on a shortest path, nor on some path
+        assert result.fewest_releases_on_shortest_paths == 0
+        assert result.most_releases_on_shortest_paths == 0
+        assert result.fewest_releases_to_terminal == 0
+        # with two or more apps: release, re-subscribe, re-activate loops
+        assert result.releases_to_terminal_unbounded == (apps > 1 and queues > 1)
 
 
 def _play(state: SacState, actions: list[model.Action]) -> int:
@@ -170,37 +208,154 @@ def _releasing_apps(state: SacState, variant: PositionVariant) -> list[str]:
 
 def test_the_readings_disagree_exactly_in_the_tied_states() -> None:
     queues, apps = ["q1", "q2", "q3", "q4"], ["a1", "a2", "a3"]
-    start = starting_state(queues, apps, "subscribed")
-    seen: set[Hashable] = {start.key()}
-    pending = deque([start.key()])
+    # every state the spec reading reaches, which includes all the id one does
+    reached = search_states(starting_state(queues, apps, "subscribed"), "spec")
     disagreements: dict[tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...]], int] = {}
-    while pending:  # every state the spec reading reaches, which includes all the id one does
-        state = state_from_key(queues, apps, pending.popleft())
+    for words in reached.keys:
+        state = decode(words, queues, apps)
         spec_releasing, id_releasing = _releasing_apps(state, "spec"), _releasing_apps(state, "id")
         if spec_releasing != id_releasing:
             counts = tuple(state.active_count[app] for app in apps)
             found = (counts, tuple(spec_releasing), tuple(id_releasing))
             disagreements[found] = disagreements.get(found, 0) + 1
-        for action in model.enabled_actions(state, "spec"):
-            following = state.copy()
-            model.apply(following, action, "spec")
-            if following.key() not in seen:
-                seen.add(following.key())
-                pending.append(following.key())
+    assert len(reached.keys) == TIED_START_FIGURES["spec"]["distinct_states"]
     assert disagreements == {((2, 2, 0), ("a1", "a2"), ("a1",)): 24}
+
+
+# From every app started in name order, nothing subscribed: 31^4 states in both readings (each
+# queue's FIFO and active app: 16 FIFOs without an active app, 5 with each of the 3), where the
+# spec reading has more release transitions and more states on cycles than the id reading.
+STARTED_FIGURES = {
+    "spec": Figures(923_521, 576, 5_174_388, 169_500, 107_907, 16, None),
+    "id": Figures(923_521, 576, 5_151_888, 147_000, 89_595, 16, None),
+}
+
+
+@pytest.mark.parametrize("variant", ["spec", "id"])
+def test_the_two_position_readings_explore_differently_from_every_app_started(
+    variant: PositionVariant,
+) -> None:
+    result = explore(4, 3, variant, starting_point="started")
+    assert Figures(*(getattr(result, name) for name in Figures._fields)) == STARTED_FIGURES[variant]
+    assert result.state_invariant_violations == {}
+    assert result.terminal_violations == dict.fromkeys(TERMINAL_INVARIANTS, 0)
+    assert result.all_can_terminate
+    assert result.releases_to_terminal_unbounded
+
+
+# --- the compiled search against the model -----------------------------------------------------
+
+
+def _model_successors(
+    state: SacState, variant: PositionVariant
+) -> list[tuple[Words, bool, SacState]]:
+    """Each action the model enables, applied: the packed successor, whether it is a Release,
+    and the successor itself."""
+    found = []
+    for action in model.enabled_actions(state, variant):
+        following = state.copy()
+        model.apply(following, action, variant)
+        found.append((encode(following), action[0] == "release", following))
+    return found
+
+
+SUCCESSOR_CHECKS: list[tuple[int, int, StartingPoint, PositionVariant]] = [
+    (2, 2, "init", "spec"),
+    (2, 2, "init", "id"),
+    (3, 2, "init", "spec"),
+    (3, 2, "init", "id"),
+    (2, 3, "init", "spec"),
+    (2, 3, "init", "id"),
+    (3, 3, "subscribed", "spec"),
+    (3, 3, "subscribed", "id"),
+    (4, 3, "subscribed", "spec"),  # where the readings differ
+    (4, 3, "subscribed", "id"),
+    (4, 4, "subscribed", "spec"),  # two words a state (see below); 4 mod 4 leaves no tie
+]
+
+
+@pytest.mark.parametrize(("queues", "apps", "starting_point", "variant"), SUCCESSOR_CHECKS)
+def test_the_compiled_successors_are_the_models_in_every_reachable_state(
+    queues: int, apps: int, starting_point: StartingPoint, variant: PositionVariant
+) -> None:
+    start = starting_state(
+        [f"q{number}" for number in range(1, queues + 1)],
+        [f"a{number}" for number in range(1, apps + 1)],
+        starting_point,
+    )
+    seen = {encode(start)}
+    pending = deque([start])
+    while pending:  # a breadth-first search over the model alone
+        state = pending.popleft()
+        expected = _model_successors(state, variant)
+        assert compiled_successors(state, variant) == [
+            (words, released) for words, released, _ in expected
+        ], state
+        for words, _, following in expected:
+            if words not in seen:
+                seen.add(words)
+                pending.append(following)
+    reached = search_states(start, variant)
+    assert {tuple(int(word) for word in words) for words in reached.keys} == seen
+    assert len(reached.keys) == len(seen)
+
+
+def test_a_state_takes_as_many_words_as_its_fields_need() -> None:
+    # 4 queues x 4 apps: 4 x 5 + 4 + 1 = 25 fields of 3 bits, 21 to a 63-bit word, so the start
+    # ids straddle the two words (the successor check above runs over all 12,912 such states)
+    layout = StateLayout(4, 4)
+    assert (layout.field_count, layout.field_width, layout.fields_per_word) == (25, 3, 21)
+    assert layout.word_count == 2
+    assert (StateLayout(4, 3).field_count, StateLayout(4, 3).word_count) == (20, 1)
+    queues, apps = ["q1", "q2", "q3", "q4"], ["a1", "a2", "a3", "a4"]
+    state = starting_state(queues, apps, "subscribed")
+    words = encode(state)
+    assert len(words) == 2
+    assert decode(words, queues, apps).key() == state.key()
+
+
+def test_packing_a_state_and_unpacking_it_gives_it_back() -> None:
+    queues, apps = ["q1", "q2"], ["a1", "a2", "a3"]
+    reached = search_states(starting_state(queues, apps, "init"), "spec")
+    for words in reached.keys:
+        state = decode(words, queues, apps)
+        assert encode(state) == tuple(int(word) for word in words)
+        assert model.state_invariant_violations(state) == []
+    a_state = decode(reached.keys[-1], queues, apps)
+    assert state_of_fields(state_fields(a_state), queues, apps).key() == a_state.key()
+
+
+def test_the_compiled_invariant_check_finds_each_broken_invariant() -> None:
+    # 2 queues x 2 apps: per queue [active, FIFO slot 1, FIFO slot 2], then the two start ids and
+    # the id counter less one; 2-bit fields, so 3 fits in a field but names no app.
+    queues, apps = ["q1", "q2"], ["a1", "a2"]
+    layout = StateLayout(2, 2)
+    valid = [1, 2, 0, 0, 1, 2, 1, 2, 2]  # q1: a1 active, a2 waits; q2: a1 then a2 wait
+    assert compiled_broken_invariants(valid, layout) == []
+    assert model.state_invariant_violations(state_of_fields(valid, queues, apps)) == []
+
+    active_and_waiting = [1, 2, 1, 0, 1, 2, 1, 2, 2]  # a1 active on q1 and waiting on it
+    assert compiled_broken_invariants(active_and_waiting, layout) == ["active_not_waiting"]
+    state = state_of_fields(active_and_waiting, queues, apps)
+    assert model.state_invariant_violations(state) == ["active_not_waiting"]
+
+    assert compiled_broken_invariants([1, 2, 0, 0, 2, 2, 1, 2, 2], layout) == [
+        "no_duplicate_waiter"  # a2 twice in q2's FIFO (a model state cannot show it)
+    ]
+    assert compiled_broken_invariants([3, 2, 0, 0, 1, 2, 1, 2, 2], layout) == ["type_ok"]
+    assert compiled_broken_invariants([1, 0, 2, 0, 1, 2, 1, 2, 2], layout) == ["type_ok"]  # a gap
+    with pytest.raises(IndexError):
+        state_of_fields([1, 2, 0, 0, 3, 0, 1, 2, 2], queues, apps)  # 3 names no app
 
 
 def _graph(edges: dict[int, list[tuple[int, int]]], count: int) -> StateGraph:
     """A hand-made state graph: state -> [(target, 1 if a release else 0)]."""
-    successors = [[target for target, _ in edges.get(state, [])] for state in range(count)]
-    flags = [bytes(flag for _, flag in edges.get(state, [])) for state in range(count)]
-    terminals = [state for state in range(count) if not successors[state]]
-    return StateGraph(successors, flags, terminals)
+    return StateGraph.from_successors([edges.get(state, []) for state in range(count)])
 
 
 def _release_bounds(graph: StateGraph) -> tuple[int | None, int | None, bool]:
-    component = strongly_connected_components(graph.successors)
-    can_terminate = states_reaching(graph.successors, graph.terminals)
+    component = strongly_connected_components(graph)
+    can_terminate = states_reaching(graph, graph.terminals())
     unbounded = releases_to_terminal_unbounded(graph, component, can_terminate)
     most = None if unbounded else most_releases_to_terminal(graph, component)
     return fewest_releases_to_terminal(graph), most, unbounded

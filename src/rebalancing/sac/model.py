@@ -351,7 +351,8 @@ def state_invariant_violations(state: SacState, check_derived: bool = True) -> l
     if any(state.active.get(queue, NOBODY) in fifo for queue, fifo in state.waiting.items()):
         broken.append("active_not_waiting")
     # The spec's third invariant, no app twice in one FIFO, holds by construction here: a FIFO is
-    # an OrderedDict, whose keys are distinct; the explorer's state keys show the FIFOs as tuples.
+    # an OrderedDict, whose keys are distinct. The explorer's packed states could hold an app
+    # twice, so explore_states checks this one ("no_duplicate_waiter") on every state it packs.
     if not check_derived:
         return broken
     derived = state.copy()
