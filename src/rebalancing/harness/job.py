@@ -157,52 +157,41 @@ def _is_integral(metric: str) -> bool:
     return metric == "size" or not pa.types.is_floating(ROW_SCHEMA.field(metric).type)
 
 
+INTEGRAL_METRICS = tuple(
+    metric for metric in (*METRICS, "size") if metric not in TIMING_METRICS and _is_integral(metric)
+)
+FRACTION_METRICS = tuple(
+    metric for metric in METRICS if metric not in TIMING_METRICS and not _is_integral(metric)
+)
+
+
 def _entry(facet: str, group: Column, metric: str, value: Column) -> Column:
-    """One value of a row as a (facet, group, metric) entry, with the forms its sums are exact
-    in: integers (and booleans) as decimal(38,0); fractions as decimal(38,18), where a value's
-    rounding (5e-19) cannot reach the 1e-9 the variance, a small difference of large sums, must
-    keep; timings as doubles. Squares are taken in double (exact for integers below 2^26) and
-    then cast, so that every sum adds the same exact numbers whatever order rows arrive in."""
+    """One value of a row as a (facet, group, metric) entry: its key (the value itself, or for a
+    timing its logarithmic bucket) and, for a timing only, the value to sum and take the
+    maximum of (the other metrics get theirs exactly from the key and its count)."""
     double = value.cast("double")
-    square = double * double
-    timing = metric in TIMING_METRICS
-    integral = not timing and _is_integral(metric)
-    fraction = not timing and not integral
-    if timing:
+    if metric in TIMING_METRICS:
         steps = F.lit(float(TIMING_BUCKETS_PER_DECADE))
         bucket = F.pow(F.lit(10.0), F.round(F.log10(double) * steps) / steps)
-        key = F.when(double > 0, bucket).otherwise(double)
+        key, timing = F.when(double > 0, bucket).otherwise(double), double
     else:
-        key = double
-
-    def only(wanted: bool, column: Column, kind: str) -> Column:
-        return column.cast(kind) if wanted else F.lit(None).cast(kind)
-
+        key, timing = double, F.lit(None).cast("double")
     return F.struct(
         F.lit(facet).alias("facet"),
         group.alias("group"),
         F.lit(metric).alias("metric"),
         key.alias("key"),
-        double.alias("value"),
-        only(integral, double, "decimal(38,0)").alias("integral"),
-        only(integral, square, "decimal(38,0)").alias("integral_square"),
-        only(fraction, double, "decimal(38,18)").alias("fraction"),
-        only(fraction, square, "decimal(38,18)").alias("fraction_square"),
-        only(timing, double, "double").alias("timing"),
-        only(timing, square, "double").alias("timing_square"),
+        timing.alias("timing"),
     )
 
 
 def value_counts(rows: DataFrame) -> DataFrame:
-    """How often each value of each metric occurs per group (GROUP), with the values' exact sums:
-    counts and exact sums merge the same way whatever the partitioning, so that everything
-    computed from them but the timings does not depend on it. Each row counts under its change
-    kind and under ALL_CHANGES: one pass over the rows, which are scored only once."""
-    entries = [
-        _entry("change", change, metric, F.col(metric))
-        for metric in METRICS
-        for change in (F.col("change"), F.lit(ALL_CHANGES))
-    ]
+    """How often each value (key) of each metric occurs per group (GROUP), per change kind and
+    over all of a strategy's changes (group ALL_CHANGES), with its exact sums: counts merge the
+    same way whatever the partitioning, so everything computed from them but the timings does
+    not depend on it. One pass over the rows (they are scored once): each row only counts its
+    values; the sums are taken from the counts, a table of distinct values."""
+    entries = [_entry("change", F.col("change"), metric, F.col(metric)) for metric in METRICS]
     sizes = {
         "group_size": F.col("queue_count") * F.col("consumer_count"),
         "queue_count": F.col("queue_count"),
@@ -215,16 +204,58 @@ def value_counts(rows: DataFrame) -> DataFrame:
         entries.append(_entry(facet, bucket, metric, F.when(measured, F.col(metric))))
         entries.append(_entry(facet, bucket, "size", F.when(measured, size)))
     exploded = rows.select("strategy", F.explode(F.array(*entries)).alias("entry"))
-    return (
+    counted = (
         exploded.select("strategy", "entry.*")
-        .where(F.col("value").isNotNull())
+        .where(F.col("key").isNotNull())
         .groupBy(*GROUP, "key")
         .agg(
             F.count(F.lit(1)).alias("count"),
-            F.max("value").alias("max"),
-            *[F.sum(name).alias(name) for name in SUM_COLUMNS],
+            F.max("timing").alias("timing_max"),
+            F.sum("timing").alias("timing"),
+            F.sum(F.col("timing") * F.col("timing")).alias("timing_square"),
         )
     )
+    # Per change kind, and over every change (group null in the second grouping set).
+    merged = counted.groupingSets(
+        [["strategy", "facet", "group", "metric", "key"], ["strategy", "facet", "metric", "key"]],
+        "strategy",
+        "facet",
+        "group",
+        "metric",
+        "key",
+    ).agg(
+        F.sum("count").alias("count"),
+        F.max("timing_max").alias("timing_max"),
+        F.sum("timing").alias("timing"),
+        F.sum("timing_square").alias("timing_square"),
+    )
+    over_all = F.col("group").isNull()
+    merged = merged.where(~over_all | (F.col("facet") == "change")).withColumn(
+        "group", F.coalesce(F.col("group"), F.lit(ALL_CHANGES))
+    )
+    return merged.select(*GROUP, "key", "count", *_exact_sums(), "timing", "timing_square")
+
+
+def _exact_sums() -> list[Column]:
+    """The sums of a key's occurrences and of their squares, exactly: count times the key, as
+    decimal(38,0) for integers (and booleans), as decimal(38,18) for fractions, where a value's
+    rounding (5e-19) cannot reach the 1e-9 the variance, a small difference of large sums, must
+    keep. The square is taken in double (exact for integers below 2^26) and then cast, so each
+    row adds the same exact number wherever it is counted. Keys up to 10^9 (fractions) and
+    10^27 (integers), counts up to 10^10 per value and group. Also the maximum."""
+    key, count = F.col("key"), F.col("count").cast("decimal(10,0)")
+    square = key * key
+    integral, fraction = (
+        F.col("metric").isin(*INTEGRAL_METRICS),
+        F.col("metric").isin(*FRACTION_METRICS),
+    )
+    return [
+        F.when(integral, key.cast("decimal(27,0)") * count).alias("integral"),
+        F.when(integral, square.cast("decimal(27,0)") * count).alias("integral_square"),
+        F.when(fraction, key.cast("decimal(27,18)") * count).alias("fraction"),
+        F.when(fraction, square.cast("decimal(27,18)") * count).alias("fraction_square"),
+        F.coalesce(F.col("timing_max"), key).alias("max"),
+    ]
 
 
 def distributions(rows: DataFrame) -> DataFrame:
