@@ -2,7 +2,7 @@
 time, paid once per process.
 
 Usage: python benchmarks/sac_kernel.py [--sizes 600x200,1000x200,2048x256,4096x256]
-                                       [--repeats 7] [--reference-repeats 3]
+                                       [--repeats 7] [--reference-repeats 3] [--sessions 0]
 
 A cold start is every app joining an empty group at once (`sac.run(queues, apps)`), the largest
 cascade the protocol has. For each size it prints the median wall and CPU seconds of each engine
@@ -10,6 +10,11 @@ cascade the protocol has. For each size it prints the median wall and CPU second
 equal, and the kernel's medians for every release policy. Then the compile time: the first call
 in a fresh process with an empty numba cache (what a new machine or executor pays once), and with
 the cache the first process left (what every later process pays).
+
+`--sessions N` (default 0: skipped) then times what the scoring core asks of SAC: one
+`sac.Session` per default scenario (1..4,096 queues x 1..256 consumers, base seed 1, scenarios
+0..N-1), every step rebalanced, on the kernel; the median of --repeats passes, as scenarios per
+second (wall and CPU), with the releases they took. Scoring the plans is not included.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections.abc import Callable
 from functools import partial
 
 from rebalancing.contract import ProtocolRun
+from rebalancing.evaluation.scenarios import generate_scenarios
 from rebalancing.sac.schedulers import RELEASE_POLICIES
 from rebalancing.strategies import sac
 
@@ -58,11 +64,41 @@ def _first_call_seconds(cache_dir: str) -> float:
     return float(completed.stdout.strip().splitlines()[-1])
 
 
+def _session_seconds(groups: list[list[tuple[list[int], list[str]]]]) -> tuple[float, float, int]:
+    """Wall and CPU seconds to run every scenario's steps through a fresh `sac` session (the
+    registry's: `id` reading, `highest`, the kernel), and the releases they took."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    releases = 0
+    for steps in groups:
+        session = sac.Session(engine="kernel", seed=1)
+        for queues, consumers in steps:
+            releases += session.rebalance(queues, consumers).releases
+    return time.perf_counter() - wall, time.process_time() - cpu, releases
+
+
+def _sessions(scenario_count: int, repeats: int) -> None:
+    groups = [
+        [(list(step.queues), list(step.consumers)) for step in scenario.steps()]
+        for scenario in generate_scenarios(1, range(scenario_count))
+    ]
+    _session_seconds(groups[:2])  # warm
+    runs = [_session_seconds(groups) for _ in range(repeats)]
+    wall = statistics.median(run[0] for run in runs)
+    cpu = statistics.median(run[1] for run in runs)
+    steps = sum(len(steps) for steps in groups)
+    print(
+        f"\nsac sessions (kernel) on default scenarios 0..{scenario_count - 1} of seed 1 "
+        f"({steps:,} rebalances, {runs[0][2]:,} releases), median of {repeats}: "
+        f"{scenario_count / wall:,.0f} scenarios/s wall, {scenario_count / cpu:,.0f} per CPU second"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="600x200,1000x200,2048x256,4096x256")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--reference-repeats", type=int, default=3)
+    parser.add_argument("--sessions", type=int, default=0)
     options = parser.parse_args()
     sizes = [tuple(int(part) for part in size.split("x")) for size in options.sizes.split(",")]
     print(
@@ -105,6 +141,8 @@ def main() -> None:
         f"\nfirst call in a fresh process (import + compile or load + a 2 x 2 run): "
         f"empty numba cache {cold:.1f} s, warm cache {warm:.2f} s"
     )
+    if options.sessions:
+        _sessions(options.sessions, options.repeats)
 
 
 if __name__ == "__main__":

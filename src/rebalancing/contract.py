@@ -5,17 +5,28 @@ Every strategy starts from the same normalised inputs so that the rules of ../DE
 for all of them: ids are distinct, hashable and mutually orderable; the result never depends on
 the order the caller gave them in (they are sorted here); `previous` is read as queue -> owner,
 keeping only queues and consumers that still exist, and a queue with two owners is an error.
-Runtime complexity: O(|Q| log |Q| + |C| log |C| + size of previous).
+A `CheckedPlan` is a `previous` already checked: strategies take it without checking it again,
+which lets the scoring core check and invert each plan once however many readers it has.
+Runtime complexity: O(|Q| log |Q| + |C| log |C| + size of previous), without the last term
+for a CheckedPlan.
 """
 
 from __future__ import annotations
 
 import operator
-from collections import deque
-from collections.abc import Hashable, Iterable, KeysView, Mapping
+from collections.abc import (
+    Hashable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import islice, pairwise, repeat
+from itertools import chain, islice, pairwise, repeat
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 
@@ -69,17 +80,74 @@ class StrategySession(Protocol):
         ...
 
 
+class CheckedPlan(Mapping[ConsumerT, tuple[QueueT, ...]], Generic[QueueT, ConsumerT]):
+    """A `previous` plan (consumer -> queues) that has passed every check `assign` makes of one.
+
+    Building it runs the checks (a mapping of iterables of hashable queue ids, no queue held
+    twice: `previous_owners` says which errors) and keeps the inversion, `owner` (queue ->
+    consumer). It holds its own tuples, so nothing can change it afterwards and the check stays
+    true: strategies take it as `previous` without checking or inverting it again, and return
+    the plan they return for the mapping it was built from. The scoring core builds one from
+    every plan a strategy returns, scores that plan with `owner` and passes it as the next
+    step's `previous`: one check and one inversion per plan, however many read it.
+    Runtime complexity: O(size of the plan) to build; reading it is a dict's.
+    """
+
+    __slots__ = ("_owner", "_queues_of")
+
+    def __init__(self, plan: Mapping[ConsumerT, Iterable[QueueT]] | None) -> None:
+        self._queues_of, self._owner = _checked_inversion(plan)
+
+    @property
+    def owner(self) -> Mapping[QueueT, ConsumerT]:
+        """queue -> the consumer holding it (to be read, never changed)."""
+        return self._owner
+
+    def __getitem__(self, consumer: ConsumerT) -> tuple[QueueT, ...]:
+        return self._queues_of[consumer]
+
+    def __iter__(self) -> Iterator[ConsumerT]:
+        return iter(self._queues_of)
+
+    def __len__(self) -> int:
+        return len(self._queues_of)
+
+    def __contains__(self, consumer: object) -> bool:
+        return consumer in self._queues_of
+
+    def get(self, consumer: ConsumerT, default: Any = None) -> Any:
+        return self._queues_of.get(consumer, default)
+
+    def keys(self) -> KeysView[ConsumerT]:
+        return self._queues_of.keys()
+
+    def values(self) -> ValuesView[tuple[QueueT, ...]]:
+        return self._queues_of.values()
+
+    def items(self) -> ItemsView[ConsumerT, tuple[QueueT, ...]]:
+        return self._queues_of.items()
+
+    def __repr__(self) -> str:
+        return f"CheckedPlan({self._queues_of!r})"
+
+
 @dataclass(frozen=True)
 class Group(Generic[QueueT, ConsumerT]):
     """Validated inputs of one rebalance.
 
-    `queues` and `consumers` are sorted and distinct; `previous_owner` is the checked inversion
-    of `previous` (queue -> consumer), departed queues and consumers included.
+    `queues` and `consumers` are sorted and distinct; `previous` is the checked previous plan
+    (consumer -> queues), departed queues and consumers included; `previous_owner` its
+    inversion (queue -> consumer). Strategies read them and change none of them.
     """
 
     queues: list[QueueT]
     consumers: list[ConsumerT]
-    previous_owner: dict[QueueT, ConsumerT]
+    previous: CheckedPlan[QueueT, ConsumerT]
+
+    @property
+    def previous_owner(self) -> Mapping[QueueT, ConsumerT]:
+        """queue -> its previous consumer, departed queues and consumers included."""
+        return self.previous.owner
 
     @cached_property
     def kept_owner(self) -> dict[QueueT, ConsumerT]:
@@ -87,43 +155,87 @@ class Group(Generic[QueueT, ConsumerT]):
 
         Computed on first use: strategies that ignore `previous` never pay for it.
         """
-        if not self.previous_owner:
+        kept: dict[QueueT, ConsumerT] = {}
+        for consumer, owned in self.kept_queues.items():
+            kept.update(zip(owned, repeat(consumer)))
+        return kept
+
+    @cached_property
+    def kept_queues(self) -> Mapping[ConsumerT, Sequence[QueueT]]:
+        """Each consumer still here that `previous` names -> those of its previous queues that
+        still exist, in the order `previous` gives them: `kept_owner` grouped by consumer.
+
+        Computed on first use, in passes at C speed; when every queue and every consumer of
+        `previous` is still here (a join, a rolling restart's return), it is `previous` as a
+        dict.
+        """
+        previous = self.previous
+        if not previous:
             return {}
-        present_queues = set(self.queues)
         present_consumers = set(self.consumers)
+        owner = previous.owner  # every previous queue still exists when Q holds as many of them
+        if operator.countOf(map(owner.__contains__, self.queues), True) == len(owner):
+            if present_consumers.issuperset(previous.keys()):
+                return dict(previous.items())
+            return {
+                consumer: owned
+                for consumer, owned in previous.items()
+                if consumer in present_consumers
+            }
+        still_there = set(self.queues).__contains__
         return {
-            queue: consumer
-            for queue, consumer in self.previous_owner.items()
-            if queue in present_queues and consumer in present_consumers
+            consumer: tuple(filter(still_there, owned))
+            for consumer, owned in previous.items()
+            if consumer in present_consumers
         }
+
+
+class SortedIds(tuple[Any, ...]):
+    """Ids that have passed `sorted_distinct_ids`: distinct, hashable, strictly increasing.
+
+    Building one runs the check; being a tuple, nothing can change it afterwards, so the check
+    stays true and `prepare` takes it without checking or sorting it again (one copy to a list).
+    The scoring core checks each step's queues and consumers once this way, for every strategy
+    it runs on them. `kind` ("queue" or "consumer") names the ids in error messages.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, ids: Iterable[Any], kind: str) -> SortedIds:
+        return super().__new__(cls, sorted_distinct_ids(ids, kind))
+
+    def __getnewargs__(self) -> tuple[tuple[Any, ...], str]:
+        return tuple(self), "id"  # checked again when unpickled
 
 
 def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
     """Sort `ids`, raising ValueError on a duplicate and TypeError on unusable ids.
 
     `kind` ("queue" or "consumer") names the ids in error messages. After the sort the ids must
-    be strictly increasing: that finds duplicates without a second set, and ids that sort without
-    an error but not into a total order (NaN, frozensets), which would make the plan depend on
-    the input order. Ids given as a set, a frozenset or a dict's keys are hashable by
-    construction and skip the hash pass (other `collections.abc.Set`s, such as a dict's items,
-    can hold unhashable values); a range is also sorted and distinct.
+    be strictly increasing: that finds duplicates, and ids that sort without an error but not
+    into a total order (NaN, frozensets), which would make the plan depend on the input order.
+    Ids given as a set, a frozenset or a dict's keys are hashable by construction and skip the
+    hash pass (other `collections.abc.Set`s, such as a dict's items, can hold unhashable
+    values); a range is distinct, and SortedIds are checked already. Every pass runs at C speed.
     """
-    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
-        raise TypeError(f"{kind}s must be an iterable of {kind} ids, not {type(ids).__name__}")
+    if type(ids) is SortedIds:
+        return list(ids)
+    if type(ids) is not tuple and type(ids) is not list:  # the common cases first
+        if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+            raise TypeError(f"{kind}s must be an iterable of {kind} ids, not {type(ids).__name__}")
+        if isinstance(ids, range):  # distinct: only a negative step needs the sort
+            return sorted(ids)
     given = list(ids)  # our own copy, sorted in place below
-    if isinstance(ids, range):
-        given.sort()
-        return given
     if not isinstance(ids, set | frozenset | KeysView):  # hashable by construction
         try:
-            deque(map(hash, given), maxlen=0)  # every id hashable, at C speed
+            hash(ids if type(ids) is tuple else tuple(given))  # hashes every id, in one C loop
         except TypeError:
             _raise_for_first_unhashable(given, kind)
     try:
         given.sort()
     except TypeError as error:
         raise TypeError(_unorderable_message(given, kind, error)) from None
-    if not all(map(operator.lt, given, islice(given, 1, None))):  # at C speed
+    if not all(map(operator.lt, given, islice(given, 1, None))):
         _raise_for_first_out_of_order(given, kind)
     return given
 
@@ -177,35 +289,67 @@ def previous_owners(
     Raises TypeError when `previous` is not a mapping of iterables, and ValueError when a queue
     is owned twice (by two consumers, or listed twice by one).
     """
+    if type(previous) is CheckedPlan:
+        return dict(previous.owner)
+    return _checked_inversion(previous)[1]
+
+
+def _checked_inversion(
+    previous: Mapping[ConsumerT, Iterable[QueueT]] | None,
+) -> tuple[dict[ConsumerT, tuple[QueueT, ...]], dict[QueueT, ConsumerT]]:
+    """(consumer -> its queues as a tuple, queue -> consumer) of `previous`, checked as
+    `previous_owners` says; each iterable is read once."""
     if previous is None:
-        return {}
-    if not isinstance(previous, Mapping):
+        return {}, {}
+    if type(previous) is not dict and not isinstance(previous, Mapping):
         raise TypeError(
             f"previous must be a mapping of consumer -> queues or None, "
             f"not {type(previous).__name__}"
         )
+    if type(previous) is dict and set(map(type, previous.values())) <= {list, tuple}:
+        inverted = _inverted_at_c_speed(previous)
+        if inverted is not None:
+            return inverted
+    queues_of: dict[ConsumerT, tuple[QueueT, ...]] = {}
     owner: dict[QueueT, ConsumerT] = {}
-    read: list[tuple[ConsumerT, Iterable[QueueT]]] = []
-    for consumer, owned in previous.items():
-        owned_queues: list[QueueT] | tuple[QueueT, ...]
-        if type(owned) is list:  # the common case, before the abstract-base-class checks
-            owned_queues = owned
-        elif isinstance(owned, str | bytes) or not isinstance(owned, Iterable):
+    for consumer, owned in previous.items():  # consumer by consumer, to name the culprit
+        if (
+            type(owned) is not list  # the common cases first
+            and type(owned) is not tuple
+            and (isinstance(owned, str | bytes) or not isinstance(owned, Iterable))
+        ):
             raise TypeError(
                 f"previous[{consumer!r}] must be an iterable of queue ids, "
                 f"not {type(owned).__name__}"
             )
-        else:
-            owned_queues = owned if isinstance(owned, tuple) else list(owned)
-        read.append((consumer, owned_queues))
+        owned_queues = tuple(owned)
+        queues_of[consumer] = owned_queues
         expected_size = len(owner) + len(owned_queues)
         try:
             owner.update(zip(owned_queues, repeat(consumer)))  # the common case, at C speed
         except TypeError:
             expected_size = -1
-        if len(owner) != expected_size:
-            _raise_for_first_bad_owner(read)  # the culprit is among the queues read so far
-    return owner
+        if len(owner) != expected_size:  # the culprit is among the queues read so far
+            _raise_for_first_bad_owner(list(queues_of.items()))
+    return queues_of, owner
+
+
+def _inverted_at_c_speed(
+    previous: dict[ConsumerT, Iterable[QueueT]],
+) -> tuple[dict[ConsumerT, tuple[QueueT, ...]], dict[QueueT, ConsumerT]] | None:
+    """What `_checked_inversion` returns, for a dict of lists and tuples, in passes at C speed
+    (no Python loop over the consumers); None when a queue is unhashable or held twice."""
+    queues_of: dict[ConsumerT, tuple[QueueT, ...]] = dict(
+        zip(previous, map(tuple, previous.values()), strict=True)
+    )
+    holder_of_each = chain.from_iterable(map(repeat, queues_of, map(len, queues_of.values())))
+    try:
+        owner = dict(zip(chain.from_iterable(queues_of.values()), holder_of_each, strict=True))
+    except TypeError:  # an unhashable queue
+        return None
+    if len(owner) != sum(map(len, queues_of.values())):  # a queue held twice
+        return None
+    return queues_of, owner
 
 
 def _raise_for_first_bad_owner(read: list[tuple[Any, Iterable[Any]]]) -> NoReturn:
@@ -236,10 +380,12 @@ def prepare(
     consumers: Iterable[ConsumerT],
     previous: Mapping[ConsumerT, Iterable[QueueT]] | None,
 ) -> Group[QueueT, ConsumerT]:
-    """Check and normalise the inputs of `assign` (see the module docstring)."""
+    """Check and normalise the inputs of `assign` (see the module docstring); a CheckedPlan as
+    `previous` is taken as it is."""
     sorted_queues: list[QueueT] = sorted_distinct_ids(queues, "queue")
     sorted_consumers: list[ConsumerT] = sorted_distinct_ids(consumers, "consumer")
-    return Group(sorted_queues, sorted_consumers, previous_owners(previous))
+    checked = previous if type(previous) is CheckedPlan else CheckedPlan(previous)
+    return Group(sorted_queues, sorted_consumers, checked)
 
 
 def empty_plan(consumers: list[ConsumerT]) -> dict[ConsumerT, list[QueueT]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from rebalancing.contract import CheckedPlan, SortedIds
 from rebalancing.evaluation.replay import ROW_FIELDS, score_scenario, score_scenarios
 from rebalancing.evaluation.scenarios import (
     INITIAL,
@@ -179,3 +180,64 @@ def test_a_plan_holding_an_unhashable_queue_is_scored_as_an_unknown_queue() -> N
     )
     assert all(row.unknown_queues == 1 for row in rows)
     assert all(not row.failed for row in rows), "averagely ignores previous, so it never raises"
+
+
+def test_rows_equal_each_plan_scored_on_its_own_over_many_scenarios() -> None:
+    """The core reads each plan once and reuses what it can from the step before (the checked
+    ids, the frozen queue set, the reading as the next previous): the rows must not show it."""
+    chosen = {name: STRATEGIES[name] for name in ("averagely", "round_robin", "sticky")}
+    for index in range(25):
+        scenario = Scenario(6, index, SMALL)
+        rows = {(row.step, row.strategy): row for row in score_scenario(scenario, chosen)}
+        for name, strategy in chosen.items():
+            previous = None
+            for step in scenario.steps():
+                plan = strategy.assign(step.queues, step.consumers, previous)
+                expected = asdict(score(step.queues, step.consumers, previous, plan))
+                row = rows[(step.index, name)]
+                assert {key: getattr(row, key) for key in expected} == expected
+                previous = plan
+
+
+def test_strategies_get_checked_ids_and_their_last_plan_checked() -> None:
+    seen: list[tuple[Any, Any, Any]] = []
+    returned: list[dict[Any, list[Any]]] = []
+
+    def recording(queues: Any, consumers: Any, previous: Any = None) -> dict[Any, list[Any]]:
+        seen.append((queues, consumers, previous))
+        returned.append(STRATEGIES["sticky"].assign(queues, consumers, previous))
+        return returned[-1]
+
+    scenario = Scenario(3, 5, SMALL)
+    list(score_scenario(scenario, {"recording": recording}))
+    for (queues, consumers, _), step in zip(seen, scenario.steps(), strict=True):
+        assert type(queues) is SortedIds
+        assert type(consumers) is SortedIds
+        assert (queues, consumers) == (tuple(sorted(step.queues)), tuple(sorted(step.consumers)))
+    assert seen[0][2] is None
+    for (_, _, previous), plan in zip(seen[1:], returned, strict=False):
+        assert type(previous) is CheckedPlan
+        assert previous == {consumer: tuple(owned) for consumer, owned in plan.items()}
+
+
+def test_a_plan_that_fails_the_check_is_passed_on_as_it_was() -> None:
+    received: list[Any] = []
+    returned: list[Any] = []
+
+    def twice(queues: Any, consumers: Any, previous: Any = None) -> Any:
+        received.append(previous)
+        returned.append(_holds_the_first_queue_twice(queues, consumers, previous))
+        return returned[-1]
+
+    settings = ScenarioSettings(queue_range=(5, 40), consumer_range=(2, 8))
+    scenario = next(
+        scenario
+        for scenario in generate_scenarios(1, range(50), settings)
+        if len(list(scenario.steps())) > 2
+    )
+    rows = list(score_scenario(scenario, {"twice": twice}))
+    for previous, plan, row in zip(received[1:], returned, rows, strict=False):
+        if row.duplicates:
+            assert previous is plan  # for the strategy to judge, as it would be without the core
+        else:
+            assert type(previous) is CheckedPlan

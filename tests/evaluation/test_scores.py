@@ -9,8 +9,17 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.scores import balance_degree, optimal_kept, score
+from rebalancing.contract import CheckedPlan
+from rebalancing.evaluation.scores import (
+    balance_degree,
+    optimal_kept,
+    read_and_score,
+    read_plan,
+    score,
+    score_reading,
+)
 from rebalancing.strategies import averagely, sticky
+from tests.groups import GroupCase, groups
 
 SEED_QUEUES = [f"Q{n}" for n in range(1, 9)]
 
@@ -211,3 +220,54 @@ def test_counts_follow_the_definitions_on_any_plan_however_broken(
     # lists take the fast reading, tuples the queue-by-queue one: the same scores either way
     as_tuples = {consumer: tuple(owned) for consumer, owned in plan.items()}
     assert score(queues, consumers, previous, as_tuples) == scores
+
+
+@given(st.lists(st.integers(0, 5000), max_size=300))
+def test_balance_degree_from_integer_sums_is_the_definitions_value(counts: list[int]) -> None:
+    if not counts:
+        assert balance_degree(counts) is None
+        return
+    mean = sum(counts) / len(counts)
+    by_definition = math.sqrt(sum((count - mean) ** 2 for count in counts) / len(counts))
+    assert math.isclose(balance_degree(counts) or 0.0, by_definition, rel_tol=1e-12, abs_tol=1e-9)
+
+
+@given(groups())
+def test_checked_plans_are_scored_as_the_plain_plans_they_stand_for(case: GroupCase) -> None:
+    plan = sticky.assign(case.queues, case.consumers, case.previous)
+    expected = score(case.queues, case.consumers, case.previous, plan)
+    assert score(case.queues, case.consumers, CheckedPlan(case.previous), CheckedPlan(plan)) == (
+        expected
+    )
+    # a checked plan can still hold queues outside the group: scored, not trusted
+    if case.previous:
+        assert score(case.queues, case.consumers, plan, CheckedPlan(case.previous)) == score(
+            case.queues, case.consumers, plan, case.previous
+        )
+
+
+def test_a_previous_read_against_the_same_frozen_queue_set_skips_no_score() -> None:
+    queues = frozenset(range(8))
+    consumers = frozenset("abc")
+    before = sticky.assign(queues, consumers)
+    plan = sticky.assign(queues, ["a", "b", "c", "d"], before)
+    previous = read_plan(queues, consumers, before).as_previous()
+    assert previous.queue_set is queues
+    reading = read_plan(queues, frozenset("abcd"), plan)
+    shortcut = score_reading(frozenset("abcd"), previous, reading)
+    assert shortcut == score(queues, "abcd", before, plan)
+
+
+def test_read_and_score_finds_a_queue_outside_the_group_on_its_shortcut_too() -> None:
+    queues, consumers = frozenset(range(6)), frozenset("ab")
+    before = sticky.assign(queues, consumers)
+    previous = read_plan(queues, consumers, before).as_previous()  # held every queue of Q
+    stray = CheckedPlan({"a": [0, 1, 2, 99], "b": [3, 4, 5]})
+    reading, scores = read_and_score(queues, consumers, previous, stray)
+    assert not reading.exact
+    assert (scores.unknown_queues, scores.orphans) == (1, 0)
+    assert scores == score(queues, consumers, before, {"a": [0, 1, 2, 99], "b": [3, 4, 5]})
+    fine = CheckedPlan(sticky.assign(queues, ["a", "b", "c"], before))
+    reading, scores = read_and_score(queues, frozenset("abc"), previous, fine)
+    assert reading.exact
+    assert scores == score(queues, "abc", before, sticky.assign(queues, ["a", "b", "c"], before))

@@ -1,7 +1,9 @@
 """The compiled kernel refines the reference model: on thousands of seeded sessions (joins,
 bursts, leaves, crashes, queues added and removed, rolling restarts; both Position readings;
-every release policy; step bounds that cut runs short) both engines give the same owners,
-releases, steps, rounds, convergence and the same protocol state after every rebalance."""
+every release policy; step bounds that cut runs short; queues inserted anywhere in the order
+and removed ones coming back) both engines give the same owners, releases, steps, rounds,
+convergence and the same protocol state after every rebalance, and the kernel's FIFOs hold
+together link by link."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from rebalancing.sac.model import POSITION_VARIANTS
-from rebalancing.sac.schedulers import RELEASE_POLICIES
+from rebalancing.sac.kernel import ABSENT, SENTINEL, KernelEngine
+from rebalancing.sac.model import POSITION_VARIANTS, PositionVariant
+from rebalancing.sac.schedulers import RELEASE_POLICIES, ReleasePolicy, default_step_bound
+from rebalancing.sac.sessions import ReferenceEngine
 from rebalancing.strategies import sac
 
 SESSIONS = 2400
@@ -124,3 +128,70 @@ def test_under_the_round_schedule_the_two_position_readings_end_alike() -> None:
         as_written = sac.Session("spec", policy, "kernel", seed=seed)
         for step, (queues, apps) in enumerate(_memberships(random.Random(seed))):
             assert by_id.rebalance(queues, apps) == as_written.rebalance(queues, apps), (seed, step)
+
+
+def _scattered_memberships(rng: random.Random) -> Iterator[tuple[list[int], list[str]]]:
+    """A group's successive (queues, apps), sorted, where new queues land anywhere in the
+    queue order (ids drawn from a wide range), removed queues come back under their old id
+    (a new queue then: empty FIFO), and apps join and leave in groups large enough to make the
+    kernel's rows grow and its freed slots be reused."""
+    queues = set(rng.sample(range(10_000), rng.randint(0, 20)))
+    apps = {f"app{rng.randrange(100_000):05d}" for _ in range(rng.randint(0, 9))}
+    removed: set[int] = set()
+    yield sorted(queues), sorted(apps)
+    for _ in range(rng.randint(3, 9)):
+        kind = rng.choice(["queues_added", "queues_removed", "queues_back", "join", "leave"])
+        if kind == "queues_added":
+            queues |= set(rng.sample(range(10_000), rng.randint(1, 12)))
+        elif kind == "queues_removed" and queues:
+            gone = set(rng.sample(sorted(queues), rng.randint(1, len(queues))))
+            queues -= gone
+            removed |= gone
+        elif kind == "queues_back" and removed:
+            queues |= set(rng.sample(sorted(removed), rng.randint(1, len(removed))))
+        elif kind == "join":
+            apps |= {f"app{rng.randrange(100_000):05d}" for _ in range(rng.randint(1, 20))}
+        elif kind == "leave" and apps:
+            apps -= set(rng.sample(sorted(apps), rng.randint(1, len(apps))))
+        yield sorted(queues), sorted(apps)
+
+
+def _assert_fifo_links_consistent(engine: KernelEngine) -> None:
+    """The kernel's FIFOs as linked lists: walking each from the sentinel, every app's
+    `fifo_prev` names the app before it and the sentinel's names the last; exactly the apps
+    met on the walk wait on the queue; slots no present app holds wait on nothing."""
+    fifo_next, fifo_prev = engine.fifo_next, engine.fifo_prev
+    present_slots = set(engine.members.tolist())
+    for queue in range(len(engine.queues)):
+        line, before, app = [], SENTINEL, int(fifo_next[SENTINEL, queue])
+        while app != SENTINEL:
+            assert app in present_slots, (queue, app)
+            assert fifo_prev[app, queue] == before, (queue, app)
+            line.append(app)
+            assert len(line) < fifo_next.shape[0], queue  # a cycle missing the sentinel
+            before, app = app, int(fifo_next[app, queue])
+        assert fifo_prev[SENTINEL, queue] == before, queue
+        waiting = {
+            slot for slot in range(1, fifo_next.shape[0]) if fifo_next[slot, queue] != ABSENT
+        }
+        assert waiting == set(line), queue
+        assert len(line) == len(waiting), queue
+
+
+@pytest.mark.parametrize("policy", RELEASE_POLICIES)
+@pytest.mark.parametrize("variant", POSITION_VARIANTS)
+def test_both_engines_agree_when_queues_come_and_go_anywhere_in_the_order(
+    variant: PositionVariant, policy: ReleasePolicy
+) -> None:
+    """The kernel keeps queues in sorted order and apps in reusable slots: queues inserted
+    between others, removed ones coming back, many apps at once joining and leaving."""
+    for seed in range(120):
+        kernel, reference = KernelEngine(policy, seed), ReferenceEngine(policy, seed)
+        for step, (queues, apps) in enumerate(_scattered_memberships(random.Random(seed))):
+            where = f"seed {seed} step {step}"
+            bound = default_step_bound(len(queues), len(apps))
+            kernel.change(queues, apps)
+            reference.change(queues, apps)
+            assert kernel.settle(variant, bound) == reference.settle(variant, bound), where
+            assert kernel.snapshot() == reference.snapshot(), where
+            _assert_fifo_links_consistent(kernel)

@@ -9,13 +9,23 @@ properties also run on hypothesis-generated groups (ids ending in `-hypothesis`)
 from __future__ import annotations
 
 import math
+import pickle
+import re
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
-from rebalancing.contract import AssignFunction
+from rebalancing.contract import (
+    AssignFunction,
+    CheckedPlan,
+    SortedIds,
+    prepare,
+    previous_owners,
+    sorted_distinct_ids,
+)
 from rebalancing.strategies import STRATEGIES, Strategy
 from rebalancing.testing import CHECKS, PROPERTIES, Case
 from tests.groups import GroupCase, groups
@@ -71,3 +81,108 @@ def test_the_registry_holds_the_mission_strategies_each_with_its_origin() -> Non
         assert module.__doc__, f"strategy {name} has no module docstring saying where it comes from"
     assert STRATEGIES["sac"].open_session is not None
     assert STRATEGIES["sticky"].open_session is None
+
+
+# --- inputs checked once: SortedIds and CheckedPlan ----------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
+def test_checked_inputs_give_the_plan_the_unchecked_ones_give(strategy: Strategy) -> None:
+    @settings(max_examples=40, deadline=None)
+    @given(groups())
+    def holds(case: GroupCase) -> None:
+        expected = strategy.assign(case.queues, case.consumers, case.previous)
+        queues, consumers = SortedIds(case.queues, "queue"), SortedIds(case.consumers, "consumer")
+        checked = CheckedPlan(case.previous)
+        assert strategy.assign(queues, consumers, checked) == expected
+        assert strategy.assign(case.queues, case.consumers, checked) == expected
+
+    holds()
+
+
+BAD_PREVIOUS: list[Any] = [
+    [("c1", ["q1"])],
+    {"c1": 7},
+    {"c1": "q1"},
+    {"c1": [["q1"]]},
+    {"c1": ["q3"], "c2": ["q1", "q3"]},
+    {"c1": ["q3", "q3"]},
+    {"c1": ("q1", "q2"), "c2": ["q2"]},
+]
+
+
+@pytest.mark.parametrize("previous", BAD_PREVIOUS, ids=repr)
+def test_a_checked_plan_refuses_what_assign_refuses_with_the_same_message(previous: Any) -> None:
+    with pytest.raises((TypeError, ValueError)) as refused_by_assign:
+        STRATEGIES["averagely"].assign(["q1", "q2", "q3"], ["c1", "c2"], previous)
+    with pytest.raises(refused_by_assign.type, match=re.escape(str(refused_by_assign.value))):
+        CheckedPlan(previous)
+
+
+def test_a_checked_plan_of_generators_reads_each_once_and_names_the_queue_held_twice() -> None:
+    generators = {"c1": (q for q in ["q1"]), "c2": (q for q in ["q2", "q1"])}
+    with pytest.raises(ValueError, match="'q1' is owned by both 'c1' and 'c2'"):
+        CheckedPlan(generators)
+    read_once = CheckedPlan({"c1": (q for q in ["q1", "q2"])})
+    assert read_once == {"c1": ("q1", "q2")}
+    assert dict(read_once.owner) == {"q1": "c1", "q2": "c1"}
+
+
+def test_a_checked_plan_cannot_change_once_checked() -> None:
+    plan = {"a": [1, 2], "b": [3]}
+    checked = CheckedPlan(plan)
+    plan["a"].append(3)  # the caller's lists are copied: this does not reach the checked plan
+    plan["c"] = [4]
+    assert checked == {"a": (1, 2), "b": (3,)}
+    assert dict(checked.owner) == {1: "a", 2: "a", 3: "b"}
+    assert not hasattr(checked, "__setitem__")
+    with pytest.raises(AttributeError):
+        checked.extra = 1  # type: ignore[attr-defined]
+    assert prepare([1, 2, 3], ["a", "b"], checked).previous is checked  # taken as it is
+    assert previous_owners(checked) == {1: "a", 2: "a", 3: "b"}
+    assert CheckedPlan(None) == {}
+    assert not CheckedPlan(None).owner
+
+
+def test_sorted_ids_are_checked_sorted_and_taken_as_they_are() -> None:
+    ids = SortedIds(("q3", "q1", "q2"), "queue")
+    assert ids == ("q1", "q2", "q3")
+    assert sorted_distinct_ids(ids, "queue") == ["q1", "q2", "q3"]
+    assert pickle.loads(pickle.dumps(ids)) == ids
+    assert type(pickle.loads(pickle.dumps(ids))) is SortedIds
+    for bad, error, message in (
+        (["q1", "q2", "q1"], ValueError, "duplicate queue id 'q1'"),
+        ([math.nan, 1.0, 0.5], TypeError, "nan"),
+        ([["q1"]], TypeError, r"\['q1'\]"),
+        ([1, "q2"], TypeError, "'q2'"),
+        ("q1", TypeError, "queues must be an iterable"),
+    ):
+        with pytest.raises(error, match=message):
+            SortedIds(bad, "queue")
+
+
+@given(groups())
+def test_kept_queues_and_kept_owner_say_the_same(case: GroupCase) -> None:
+    group = prepare(case.queues, case.consumers, case.previous)
+    grouped = {
+        consumer: sorted(queue for queue, owner in group.kept_owner.items() if owner == consumer)
+        for consumer in set(group.kept_owner.values())
+    }
+    by_consumer = {consumer: sorted(owned) for consumer, owned in group.kept_queues.items()}
+    assert {consumer: owned for consumer, owned in by_consumer.items() if owned} == grouped
+    present = set(case.queues)
+    expected = {
+        queue: owner
+        for owner, owned in (case.previous or {}).items()
+        if owner in case.consumers
+        for queue in owned
+        if queue in present
+    }
+    assert group.kept_owner == expected
+
+
+@pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
+def test_ids_given_as_a_descending_range_are_sorted(strategy: Strategy) -> None:
+    assert strategy.assign(range(5, 0, -1), range(2, 0, -1)) == strategy.assign(
+        [1, 2, 3, 4, 5], [1, 2]
+    )

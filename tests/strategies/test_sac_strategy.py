@@ -121,3 +121,27 @@ def test_bad_parameters_name_the_culprit() -> None:
         sac.Session(variant="ids")
     with pytest.raises(ValueError, match="engine 'gpu'"):
         sac.run(["q"], ["a"], engine="gpu")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("engine", sac.ENGINES)
+def test_a_session_checks_every_group_it_is_given_even_after_the_same_valid_one(
+    engine: sac.Engine,
+) -> None:
+    """A session skips sorting and checking ids equal to the last ones it was given: anything
+    else is checked as `assign` checks it, and a group that raised changes nothing."""
+    session = sac.Session(engine=engine)
+    first = session.rebalance(["q2", "q1"], ["b", "a"])
+    with pytest.raises(TypeError, match="not str"):
+        session.rebalance("q1", ["a", "b"])
+    with pytest.raises(ValueError, match="duplicate queue id 'q1'"):
+        session.rebalance(["q1", "q1"], ["a", "b"])
+    with pytest.raises(TypeError, match="cannot be ordered"):
+        session.rebalance(["q1", 2], ["a", "b"])
+    with pytest.raises(TypeError, match="not hashable"):
+        session.rebalance(["q1", "q2"], [["a"], "b"])
+    # the same group again, given in another order and as other iterables: nothing to do
+    again = session.rebalance(iter(["q1", "q2"]), ("a", "b"))
+    assert (again.owners, again.releases, again.steps) == (first.owners, 0, 0)
+    fresh = sac.Session(engine=engine)
+    fresh.rebalance(["q2", "q1"], ["b", "a"])
+    assert session.snapshot() == fresh.snapshot()

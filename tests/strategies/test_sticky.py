@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 
 from rebalancing.evaluation.scores import score
 from rebalancing.strategies import averagely, sticky
@@ -123,3 +123,27 @@ _GONE = object()
 @given(groups())
 def test_hands_out_exactly_like_a_fewest_first_heap(case: GroupCase) -> None:
     assert sticky.assign(case.queues, case.consumers, case.previous) == _reference_sticky(case)
+
+
+@settings(max_examples=60, deadline=None)
+@given(groups(max_queues=300, max_consumers=40))
+def test_hands_out_like_a_fewest_first_heap_on_larger_groups(case: GroupCase) -> None:
+    """Many consumers holding many different counts: the hand-out crosses several levels."""
+    assert sticky.assign(case.queues, case.consumers, case.previous) == _reference_sticky(case)
+
+
+def test_consumers_join_in_as_the_level_rises_and_the_last_round_stops_midway() -> None:
+    # a keeps 5, b keeps 2, c and d are new: c, d take 2 each (levels 0 and 1), then b, c, d
+    # take one each at levels 2, 3, 4 until the queues run out at level 4 after b and c.
+    previous = {"a": [0, 1, 2, 3, 4], "b": [5, 6]}
+    plan = sticky.assign(range(16), ["a", "b", "c", "d"], previous)
+    assert plan == _reference_sticky(GroupCase(list(range(16)), ["a", "b", "c", "d"], previous))
+    assert [len(owned) for owned in plan.values()] == [4, 4, 4, 4]
+    assert plan["a"] == [0, 1, 2, 3]
+
+
+def test_removed_queues_and_departed_consumers_are_not_kept() -> None:
+    previous = {"a": [0, 1, 2, 9], "gone": [3, 4], "b": [5, 8]}
+    plan = sticky.assign([0, 1, 2, 3, 4, 5, 6, 7], ["a", "b"], previous)  # 8 and 9 removed
+    # a keeps 0-2, b keeps 5; b takes 3 and 4 to catch up, then a and b take 6 and 7 in turn
+    assert plan == {"a": [0, 1, 2, 6], "b": [3, 4, 5, 7]}

@@ -12,6 +12,12 @@ a plan, fails that step: the row says so (`failed`, `error`), scores an empty pl
 an orphan) and leaves balance, spread and stickiness undefined (None), so that a failure never
 looks balanced; the next step starts from the last plan in force, as a real group would. No Spark
 here.
+Every input is checked once, however many strategies read it (rebalancing.contract): each
+step's queues and consumers once (SortedIds), and each plan once (CheckedPlan), which also
+inverts it; the scores read the plan through that inversion, and the next step passes it as
+`previous`. The strategies take both without checking, sorting or inverting them again, so
+`assign_micros` is the strategy's own work on inputs already checked. A plan that fails the
+check is passed on as it was, for the strategy to refuse.
 Runtime complexity: per step and strategy, the strategy's own cost plus O(|Q| + |C|).
 """
 
@@ -22,9 +28,20 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from rebalancing.contract import AssignFunction, ProtocolRun, StrategySession
+from rebalancing.contract import (
+    AssignFunction,
+    CheckedPlan,
+    ProtocolRun,
+    SortedIds,
+    StrategySession,
+)
 from rebalancing.evaluation.scenarios import Scenario, Step, scenario_seed
-from rebalancing.evaluation.scores import Scores, first_owners, read_plan, score_reading
+from rebalancing.evaluation.scores import (
+    PreviousReading,
+    Scores,
+    read_and_score,
+    read_previous,
+)
 from rebalancing.evaluation.views import (
     VIEW_MODES,
     ViewOutcome,
@@ -111,6 +128,41 @@ class _ClientViews:
     lags: dict[Any, tuple[int, int]]
 
 
+@dataclass(frozen=True)
+class _Group:
+    """One step's group, checked once for every strategy: its queues and consumers as
+    SortedIds (as the step gives them when they fail the check: each strategy refuses them
+    then) and as frozen sets. What did not change since the step before is taken from it."""
+
+    step: Step
+    queues: tuple[Any, ...]
+    consumers: tuple[Any, ...]
+    queue_set: frozenset[Any]
+    consumer_set: frozenset[Any]
+
+    @staticmethod
+    def of(step: Step, before: _Group | None) -> _Group:
+        if before is not None and step.queues == before.step.queues:
+            # the very same frozen set tells the scores that no queue of a previous plan is gone
+            queues, queue_set = before.queues, before.queue_set
+        else:
+            queues, queue_set = _checked_ids(step.queues, "queue"), frozenset(step.queues)
+        if before is not None and step.consumers == before.step.consumers:
+            consumers, consumer_set = before.consumers, before.consumer_set
+        else:
+            consumers = _checked_ids(step.consumers, "consumer")
+            consumer_set = frozenset(step.consumers)
+        return _Group(step, queues, consumers, queue_set, consumer_set)
+
+
+def _checked_ids(ids: tuple[Any, ...], kind: str) -> tuple[Any, ...]:
+    """`ids` as SortedIds, or as they are when they fail the check."""
+    try:
+        return SortedIds(ids, kind)
+    except (TypeError, ValueError):
+        return ids
+
+
 class _Runner:
     """One strategy through one scenario: its plan in force, and its session if it has one."""
 
@@ -119,14 +171,16 @@ class _Runner:
         self.session: StrategySession | None = (
             strategy.open_session(seed=seed) if strategy.open_session else None
         )
-        self.plan: dict[Any, list[Any]] | None = None
-        # the plan in force inverted (queue -> consumer), reused as the next step's previous
-        # owners when reading it found it exact; None: invert `plan` when needed
-        self.owner_before: dict[Any, Any] | None = {}
+        self.plan: dict[Any, list[Any]] | None = None  # the plan in force, as returned
+        # what the next step's `assign` gets: the plan in force, checked when it passed
+        self.previous: Mapping[Any, list[Any]] | CheckedPlan[Any, Any] | None = None
+        # the plan in force as the scores read a previous plan (its reading, when that was
+        # exact); None: read `plan` when needed
+        self.previous_reading: PreviousReading | None = read_previous(None)
         self.outcome: ViewOutcome | None = None  # what the last client-side rebalance cost
 
     def rebalance(
-        self, step: Step, views: _ClientViews | None
+        self, group: _Group, views: _ClientViews | None
     ) -> tuple[dict[Any, list[Any]], ProtocolRun | None, str | None, int]:
         """(the plan, its protocol run, the error if the step failed, nanoseconds); the plan in
         force moves on only when the step succeeded. With `views`, each consumer rebalances on
@@ -136,13 +190,13 @@ class _Runner:
         started = time.perf_counter_ns()
         try:
             if self.session is not None:
-                run = self.session.rebalance(step.queues, step.consumers)
+                run = self.session.rebalance(group.queues, group.consumers)
                 result: Any = run.owners
             elif views is not None:
                 self.outcome = client_side_rebalance(
                     self.strategy.assign,
-                    step.queues,
-                    step.consumers,
+                    group.step.queues,
+                    group.step.consumers,
                     views.queues_before,
                     views.consumers_before,
                     self.plan,
@@ -150,7 +204,7 @@ class _Runner:
                 )
                 result = self.outcome.plan
             else:
-                result = self.strategy.assign(step.queues, step.consumers, self.plan)
+                result = self.strategy.assign(group.queues, group.consumers, self.previous)
         except Exception as error:  # the row reports it; one broken strategy stops nothing
             return {}, None, f"{type(error).__name__}: {error}", time.perf_counter_ns() - started
         elapsed = time.perf_counter_ns() - started
@@ -168,6 +222,8 @@ def _as_plan(result: Any) -> tuple[dict[Any, list[Any]], str | None]:
             {},
             f"TypeError: returned {type(result).__name__}, not a mapping of consumer -> queues",
         )
+    if type(result) is dict and set(map(type, result.values())) <= {list}:  # the common case
+        return result, None
     all_lists = True
     for consumer, owned in result.items():
         if isinstance(owned, list):
@@ -198,26 +254,31 @@ def score_scenario(
     runners = {
         name: _Runner(strategy, seed) for name, strategy in as_strategies(strategies).items()
     }
-    before: Step | None = None
+    before: _Group | None = None
     for step in scenario.steps():
-        queue_set, consumer_set = set(step.queues), set(step.consumers)
+        group = _Group.of(step, before)
         client_views = None
         if views == "client" and before is not None:
             lags = draw_lags(step.consumers, settings, step_rng(seed, step.index))
-            client_views = _ClientViews(before.queues, before.consumers, lags)
-        before = step
+            client_views = _ClientViews(before.step.queues, before.step.consumers, lags)
+        before = group
         for name, runner in runners.items():
-            owner_before = runner.owner_before
-            if owner_before is None:
-                owner_before = first_owners(runner.plan)
+            previous = runner.previous_reading
+            if previous is None:
+                previous = read_previous(runner.plan)
             on_clients = views == "client" and runner.session is None
             on_clients = on_clients and runner.strategy.client_side
-            plan, run, error, elapsed = runner.rebalance(step, client_views if on_clients else None)
+            plan, run, error, elapsed = runner.rebalance(
+                group, client_views if on_clients else None
+            )
             outcome = runner.outcome
-            reading = read_plan(queue_set, consumer_set, plan)
-            scores: Scores = score_reading(queue_set, consumer_set, owner_before, reading)
+            checked = _checked(plan) if error is None else None
+            reading, scores = read_and_score(
+                group.queue_set, group.consumer_set, previous, plan if checked is None else checked
+            )
             if error is None:
-                runner.owner_before = reading.holders if reading.exact else None
+                runner.previous = plan if checked is None else checked
+                runner.previous_reading = reading.as_previous() if reading.exact else None
             if error:  # no plan: balance and stickiness are undefined, not perfect
                 scores = replace(
                     scores, balance_degree=None, spread=None, stickiness=None, stickiness_gap=None
@@ -248,6 +309,15 @@ def score_scenario(
                 periods_to_agree=outcome.periods_to_agree if outcome else 0,
                 **vars(scores),  # its fields, without the deep copy asdict makes
             )
+
+
+def _checked(plan: dict[Any, list[Any]]) -> CheckedPlan[Any, Any] | None:
+    """`plan` checked as a previous plan, or None when it holds a queue twice or an unhashable
+    one (the scores count those; the next step's strategy refuses such a previous)."""
+    try:
+        return CheckedPlan(plan)
+    except (TypeError, ValueError):
+        return None
 
 
 def _queues_paused(run: ProtocolRun | None, scores: Scores, error: str | None) -> int | None:

@@ -17,19 +17,27 @@ Neither the plan nor P is trusted: every score is computed from what they actual
 broken strategy shows up as orphans, duplicates or unknown ids instead of an exception, and so
 does the next step, whose P is that broken plan (a queue P lists under several consumers counts
 as held by the first of them, in P's order).
-Runtime complexity: O(|Q| + |C| + size of P), in C-speed passes for plans of lists of known,
-distinct queues (what working strategies return); queue by queue otherwise.
+Runtime complexity: O(|Q| + |C| + size of P), in passes at C speed for plans of lists (or
+CheckedPlans) of known, distinct queues, what working strategies return; queue by queue
+otherwise. A plan is read once (`read_plan`): the scoring core reuses the reading as the next
+rebalance's P (`PlanReading.as_previous`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import operator
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from typing import Any
+from itertools import filterfalse, repeat
+from typing import Any, TypeAlias, cast
+
+from rebalancing.contract import CheckedPlan
+
+IdSet: TypeAlias = set[Any] | frozenset[Any]
+"""A group's queues or consumers as a set."""
 
 
 @dataclass(frozen=True)
@@ -51,12 +59,17 @@ class Scores:
 
 
 def balance_degree(counts: Iterable[int]) -> float | None:
-    """Population standard deviation of per-consumer queue counts; None for no consumers."""
+    """Population standard deviation of per-consumer queue counts; None for no consumers.
+
+    sqrt(1/N * sum((x_i - mu)^2)) is computed as sqrt((N * sum(x_i^2) - (sum x_i)^2) / N^2),
+    the same quantity: from exact integer sums, rounded once, in two passes at C speed.
+    """
     values = list(counts)
     if not values:
         return None
-    mean = sum(values) / len(values)
-    return math.sqrt(sum((value - mean) ** 2 for value in values) / len(values))
+    count, total = len(values), sum(values)
+    squares = sum(map(operator.mul, values, values))
+    return math.sqrt((count * squares - total * total) / (count * count))
 
 
 def optimal_kept(
@@ -71,23 +84,41 @@ def optimal_kept(
     sum(min(keepable_i, base)) + min(extra, #{i : keepable_i > base}).
     """
     queue_set = set(queues)
-    consumer_list = list(dict.fromkeys(consumers))
-    return _optimum(len(queue_set), consumer_list, _held_by(queue_set, previous_owner))
-
-
-def _held_by(queue_set: set[Any], previous_owner: Mapping[Any, Any]) -> Counter[Any]:
-    """previous consumer -> how many of its queues are still in Q (departed consumers too)."""
     still_there = previous_owner.keys() & queue_set
-    return Counter(map(previous_owner.__getitem__, still_there))
+    held_by = Counter(map(previous_owner.__getitem__, still_there))
+    return _optimum(len(queue_set), list(map(held_by.__getitem__, dict.fromkeys(consumers))))
 
 
-def _optimum(queue_count: int, consumers: list[Any], held_by: Counter[Any]) -> int:
-    if not consumers:
+def _optimum(queue_count: int, keepable: list[int]) -> int:
+    """sum(min(keepable_i, base)) + min(extra, #{i : keepable_i > base}) (see `optimal_kept`)
+    for the consumers' `keepable` counts."""
+    if not keepable:
         return 0
-    keepable = list(map(held_by.__getitem__, consumers))
-    base, extra = divmod(queue_count, len(consumers))
-    above_base = len([count for count in keepable if count > base])
-    return sum(min(count, base) for count in keepable) + min(extra, above_base)
+    base, extra = divmod(queue_count, len(keepable))
+    above_base = list(filter(base.__lt__, keepable))  # min(keepable_i, base) is base for these
+    capped = sum(keepable) - sum(above_base) + base * len(above_base)
+    return capped + min(extra, len(above_base))
+
+
+@dataclass(frozen=True)
+class PreviousReading:
+    """The previous assignment P as the scores read it: `owner` (queue -> its first holder in
+    P's order) and `held` (consumer -> how many queues it is the first holder of). `queue_set`,
+    when given, is a frozen set holding every queue of P: when the group after the change has
+    that very set, no queue of P is gone, and nothing needs checking."""
+
+    owner: Mapping[Any, Any]
+    held: Mapping[Any, int]
+    queue_set: frozenset[Any] | None = None
+
+
+def read_previous(previous: Mapping[Any, Iterable[Any]] | None) -> PreviousReading:
+    """Read P once, without judging it (see `first_owners`); a CheckedPlan is inverted already."""
+    if type(previous) is CheckedPlan:
+        held = dict(zip(previous, map(len, previous.values()), strict=True))
+        return PreviousReading(previous.owner, held)
+    owner = first_owners(previous)
+    return PreviousReading(owner, Counter(owner.values()))
 
 
 def first_owners(previous: Mapping[Any, Iterable[Any]] | None) -> dict[Any, Any]:
@@ -105,44 +136,92 @@ def first_owners(previous: Mapping[Any, Iterable[Any]] | None) -> dict[Any, Any]
     return owner
 
 
+def _held_by(queue_set: IdSet, previous: PreviousReading) -> Mapping[Any, int]:
+    """previous consumer -> how many of its queues are still in Q (departed consumers too):
+    P's own counts, less the queues that are gone."""
+    if previous.queue_set is queue_set:
+        return previous.held  # the same group's queues: none is gone
+    gone = list(filterfalse(queue_set.__contains__, previous.owner))
+    if not gone:
+        return previous.held
+    held = Counter(previous.held)
+    held.subtract(map(previous.owner.__getitem__, gone))
+    return held
+
+
 @dataclass(frozen=True)
 class PlanReading:
-    """What a plan says, read once: `holders` (queue of Q -> its first holder in the plan's
-    order), the count of every consumer of C, and what is wrong with it."""
+    """What a plan says, read once against the group's `queue_set`: `holders` (queue of Q ->
+    its first holder in the plan's order), the count of every consumer of C, and what is wrong
+    with it. `owned` is the plan itself when it is exact and its keys are exactly C (what
+    working strategies return)."""
 
-    holders: dict[Any, Any]
+    queue_set: IdSet
+    holders: Mapping[Any, Any]
     counts: list[int]
     duplicates: int
     unknown_queues: int
     unknown_consumers: int
+    owned: Mapping[Any, Sequence[Any]] | None = None
 
     @property
     def exact(self) -> bool:
         """Whether `holders` is the whole plan inverted: no duplicate and no unknown queue."""
         return not (self.duplicates or self.unknown_queues)
 
+    def as_previous(self) -> PreviousReading:
+        """This plan read as the next rebalance's P, for exact readings (where `holders` is the
+        whole plan inverted): the scoring core reads each plan once."""
+        if self.owned is not None:
+            held: Mapping[Any, int] = dict(zip(self.owned, self.counts, strict=True))
+        else:
+            held = Counter(self.holders.values())
+        frozen = self.queue_set if isinstance(self.queue_set, frozenset) else None
+        return PreviousReading(self.holders, held, frozen)
 
-def read_plan(queue_set: set[Any], consumer_set: set[Any], plan: Mapping[Any, Any]) -> PlanReading:
-    """Read `plan` once. Lists of known, distinct queues (what every working strategy returns)
-    are inverted at C speed; anything else is read queue by queue."""
-    holders: dict[Any, Any] = {}
+
+def read_plan(
+    queue_set: IdSet, consumer_set: IdSet, plan: Mapping[Any, Iterable[Any]]
+) -> PlanReading:
+    """Read `plan` once. A CheckedPlan, or lists of known, distinct queues (what every working
+    strategy returns), are inverted at C speed; anything else is read queue by queue."""
+    if len(plan) == len(consumer_set) and consumer_set.issuperset(plan.keys()):  # keys are C
+        inverted = _inverted_if_distinct_lists(plan)
+        if inverted is not None and queue_set.issuperset(inverted[0]):
+            holders, owned = inverted
+            counts = list(map(len, owned.values()))
+            return PlanReading(queue_set, holders, counts, 0, 0, 0, owned)
     unknown_consumers = len(plan.keys() - consumer_set)
-    if unknown_consumers == 0 and len(plan) == len(consumer_set):  # keys are exactly C
-        try:
-            for consumer, owned in plan.items():
-                if type(owned) is not list:
-                    raise TypeError("not a list: read it queue by queue")
-                holders.update(zip(owned, repeat(consumer)))
-            counts = list(map(len, plan.values()))
-            if sum(counts) == len(holders) and queue_set.issuperset(holders):
-                return PlanReading(holders, counts, 0, 0, 0)
-        except TypeError:  # an unhashable entry, or queues that are not a list
-            pass
     return _read_plan_queue_by_queue(queue_set, consumer_set, plan, unknown_consumers)
 
 
+def _inverted_if_distinct_lists(
+    plan: Mapping[Any, Iterable[Any]],
+) -> tuple[Mapping[Any, Any], Mapping[Any, Sequence[Any]]] | None:
+    """(queue -> consumer, the plan) for a CheckedPlan or a plan of lists that holds no queue
+    twice; None for any other plan."""
+    if type(plan) is CheckedPlan:
+        return plan.owner, plan
+    holders: dict[Any, Any] = {}
+    size = 0
+    for consumer, owned in plan.items():
+        if type(owned) is not list:
+            return None
+        try:
+            holders.update(zip(owned, repeat(consumer)))
+        except TypeError:  # an unhashable entry
+            return None
+        size += len(owned)
+    if len(holders) != size:
+        return None
+    return holders, cast("Mapping[Any, list[Any]]", plan)
+
+
 def _read_plan_queue_by_queue(
-    queue_set: set[Any], consumer_set: set[Any], plan: Mapping[Any, Any], unknown_consumers: int
+    queue_set: IdSet,
+    consumer_set: IdSet,
+    plan: Mapping[Any, Iterable[Any]],
+    unknown_consumers: int,
 ) -> PlanReading:
     holders: dict[Any, Any] = {}
     duplicates: set[Any] = set()
@@ -164,8 +243,9 @@ def _read_plan_queue_by_queue(
                 holders[queue] = consumer
         if consumer in count_of:
             count_of[consumer] = count
+    counts = list(count_of.values())
     return PlanReading(
-        holders, list(count_of.values()), len(duplicates), unknown_queues, unknown_consumers
+        queue_set, holders, counts, len(duplicates), unknown_queues, unknown_consumers
     )
 
 
@@ -177,31 +257,73 @@ def score(
 ) -> Scores:
     """Score `plan` for the group (`queues`, `consumers`) that `previous` was rebalanced into."""
     queue_set, consumer_set = set(queues), set(consumers)
+    return read_and_score(queue_set, consumer_set, read_previous(previous), plan)[1]
+
+
+def read_and_score(
+    queue_set: IdSet,
+    consumer_set: IdSet,
+    previous: PreviousReading,
+    plan: Mapping[Any, Iterable[Any]],
+) -> tuple[PlanReading, Scores]:
+    """`read_plan`, then `score_reading`, in one pass fewer where P held exactly the group's
+    queues (the same frozen set, every queue held: the scoring core's common case) and `plan`
+    is a CheckedPlan of C: looking up each of its queues in P, to count the kept pairs, then
+    also proves that it holds no queue outside the group, which `read_plan` checks otherwise."""
+    if (
+        type(plan) is CheckedPlan
+        and previous.queue_set is queue_set
+        and len(previous.owner) == len(queue_set)
+        and len(plan) == len(consumer_set)
+        and consumer_set.issuperset(plan.keys())
+    ):
+        try:
+            kept = _kept_by_consumer(plan, previous.owner, all_in_p=True)
+        except KeyError:  # a queue P did not hold, so not one of the group: read it all
+            pass
+        else:
+            counts = list(map(len, plan.values()))
+            reading = PlanReading(queue_set, plan.owner, counts, 0, 0, 0, plan)
+            return reading, _scores(consumer_set, previous, reading, kept, kept)
     reading = read_plan(queue_set, consumer_set, plan)
-    return score_reading(queue_set, consumer_set, first_owners(previous), reading)
+    return reading, score_reading(consumer_set, previous, reading)
 
 
-def score_reading(
-    queue_set: set[Any],
-    consumer_set: set[Any],
-    owner_before: Mapping[Any, Any],
+def score_reading(consumer_set: IdSet, previous: PreviousReading, reading: PlanReading) -> Scores:
+    """The scores from a plan already read and the previous plan already read (the scoring
+    core reads each plan once, and reuses the reading as the next rebalance's `previous`)."""
+    owner_before = previous.owner
+    if not owner_before:  # no P: nothing to keep
+        kept = kept_by_present = 0
+    elif reading.owned is not None:  # exact, every holder in C: count consumer by consumer
+        kept = kept_by_present = _kept_by_consumer(reading.owned, owner_before)
+    else:
+        holders = reading.holders
+        kept = _kept(holders, owner_before)
+        present = {queue: holder for queue, holder in holders.items() if holder in consumer_set}
+        kept_by_present = _kept(present, owner_before)
+    return _scores(consumer_set, previous, reading, kept, kept_by_present)
+
+
+def _scores(
+    consumer_set: IdSet,
+    previous: PreviousReading,
     reading: PlanReading,
+    kept: int,
+    kept_by_present: int,
 ) -> Scores:
-    """The scores from a plan already read and the previous plan already inverted (the scoring
-    core reuses each step's reading as the next step's `owner_before`)."""
-    holders, counts = reading.holders, reading.counts
-    held_by = _held_by(queue_set, owner_before)  # previous consumer -> its queues still in Q
-    previously_held = sum(held_by.values())
-    departed_held = previously_held - sum(map(held_by.__getitem__, consumer_set))
-    kept_pairs = holders.items() & owner_before.items()  # queues of Q with the same consumer
-    kept = len(kept_pairs)
-    kept_from_departed = sum(1 for _, consumer in kept_pairs if consumer not in consumer_set)
+    """The scores, given how many queues the plan keeps with their consumer in P (`kept`), and
+    how many of those that consumer is in C (`kept_by_present`)."""
+    queue_set, counts = reading.queue_set, reading.counts
+    held_by = _held_by(queue_set, previous)  # previous consumer -> its queues still in Q
+    keepable = list(map(held_by.get, consumer_set, repeat(0)))  # the same for each one of C
+    previously_held, held_by_present = sum(held_by.values()), sum(keepable)
     revocations = previously_held - kept
-    moves = (previously_held - departed_held) - (kept - kept_from_departed)
+    moves = held_by_present - kept_by_present
 
     stickiness = optimal = gap = None
-    if queue_set and owner_before:
-        best = _optimum(len(queue_set), list(consumer_set), held_by)
+    if queue_set and previous.owner:
+        best = _optimum(len(queue_set), keepable)
         stickiness = kept / len(queue_set)
         optimal = best / len(queue_set)
         gap = (best - kept) / len(queue_set)
@@ -214,8 +336,44 @@ def score_reading(
         kept=kept,
         moves=moves,
         revocations=revocations,
-        orphans=len(queue_set) - len(holders),
+        orphans=len(queue_set) - len(reading.holders),
         duplicates=reading.duplicates,
         unknown_queues=reading.unknown_queues,
         unknown_consumers=reading.unknown_consumers,
     )
+
+
+_NOT_HELD: Any = object()
+"""Held by nobody in P (distinct from every consumer id, None included)."""
+
+
+def _kept(holders: Mapping[Any, Any], owner_before: Mapping[Any, Any]) -> int:
+    """|{q : A[q] == P[q]}| over the queues `holders` maps to their holder in A (an id is
+    equal to itself, as in a dict)."""
+    kept = 0
+    for queue, holder in holders.items():
+        before = owner_before.get(queue, _NOT_HELD)
+        if before is holder or before == holder:
+            kept += 1
+    return kept
+
+
+def _kept_by_consumer(
+    plan: Mapping[Any, Iterable[Any]], owner_before: Mapping[Any, Any], all_in_p: bool = False
+) -> int:
+    """`_kept` for a plan that holds no queue twice, at C speed: for each consumer, how many
+    of its queues P gave it too. It is
+
+        sum(countOf(map(owner_before.get, queues, repeat(_NOT_HELD)), consumer)
+            for consumer, queues in plan.items())
+
+    with the loop over the consumers run by `map` as well (plans hold few queues a consumer).
+    `all_in_p`: every queue of the plan is one of P, so the lookups need no default (a KeyError
+    says otherwise).
+    """
+    if all_in_p:
+        consumers_before = map(map, repeat(owner_before.__getitem__), plan.values())
+    else:
+        lookup, not_held = repeat(owner_before.get), repeat(repeat(_NOT_HELD))
+        consumers_before = map(map, lookup, plan.values(), not_held)
+    return sum(map(operator.countOf, consumers_before, plan.keys()))

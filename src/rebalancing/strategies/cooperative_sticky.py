@@ -15,9 +15,10 @@ Runtime complexity: sticky's, O(|Q| log |Q| + |C| log |C|), plus O(|Q|) to find 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import repeat
 from typing import Any
 
-from rebalancing.contract import ProtocolRun, prepare
+from rebalancing.contract import CheckedPlan, ProtocolRun, prepare
 from rebalancing.strategies import sticky
 
 assign = sticky.assign
@@ -27,24 +28,23 @@ _NO_OWNER: Any = object()
 
 
 class Session:
-    """One Kafka group under the cooperative protocol: it carries the plan in force."""
+    """One Kafka group under the cooperative protocol: it carries the plan in force, checked
+    once (a CheckedPlan), so that the next rebalance neither checks nor inverts it again."""
 
     def __init__(self, seed: int = 0) -> None:
         del seed  # nothing here is random; the registry's hook passes the scenario's seed
-        self.plan: dict[Any, list[Any]] | None = None
+        self.plan: CheckedPlan[Any, Any] | None = None
 
     def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
         """The group is now `queues` x `consumers`: revoke what moves, then assign it."""
         group = prepare(queues, consumers, self.plan)
-        target = sticky.assign(group.queues, group.consumers, self.plan)
+        target = sticky.assign(group.queues, group.consumers, group.previous)
         kept_owner = group.kept_owner  # queue -> its owner, where both are still there
         revoked = given = 0
         for consumer, owned in target.items():
-            for queue in owned:
-                before = kept_owner.get(queue, _NO_OWNER)
-                if before is _NO_OWNER:
-                    given += 1
-                elif before != consumer:
-                    revoked += 1
-        self.plan = target
+            owners_before = list(map(kept_owner.get, owned, repeat(_NO_OWNER)))
+            without_owner = owners_before.count(_NO_OWNER)
+            given += without_owner
+            revoked += len(owned) - without_owner - owners_before.count(consumer)
+        self.plan = CheckedPlan(target)
         return ProtocolRun(target, revoked, revoked + given, 2 if revoked else 1, True, revoked)

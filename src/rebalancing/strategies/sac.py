@@ -30,7 +30,7 @@ import importlib.util
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Protocol
 
-from rebalancing.contract import ConsumerT, ProtocolRun, QueueT, prepare
+from rebalancing.contract import ConsumerT, ProtocolRun, QueueT, prepare, sorted_distinct_ids
 from rebalancing.sac.model import POSITION_VARIANTS, PositionVariant, SacState
 from rebalancing.sac.schedulers import RELEASE_POLICIES, ReleasePolicy, default_step_bound
 
@@ -89,6 +89,37 @@ def _open_engine(
     return checked_variant, ReferenceEngine(policy, seed)
 
 
+class _CheckedIds:
+    """The ids of one kind a session was last given, and their sorted, checked list.
+
+    A session sees the whole group at every rebalance, and most changes leave the queues (or
+    the consumers) as they were: ids equal element by element, in the same order, to the last
+    ones given are not checked and sorted again (`==` on tuples skips identical objects at C
+    speed; the list returned then holds the objects first given). Anything else goes through
+    `contract.sorted_distinct_ids`, which raises for unusable ids; ids that raised are not
+    remembered.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.given: tuple[Any, ...] = ()
+        self.checked: list[Any] = []
+
+    def __call__(self, ids: Iterable[Any]) -> list[Any]:
+        if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+            return sorted_distinct_ids(ids, self.kind)  # raises the contract's TypeError
+        given = ids if isinstance(ids, tuple) else tuple(ids)  # a tuple kept as it is: its
+        # type may tell `sorted_distinct_ids` that it is checked already
+        try:
+            unchanged = given is self.given or given == self.given
+        except (TypeError, ValueError):  # an id whose `==` is no bool (an array): checked below
+            unchanged = False
+        if not unchanged:
+            self.checked = sorted_distinct_ids(given, self.kind)
+            self.given = given
+        return self.checked
+
+
 class Session:
     """One group's SAC protocol across successive rebalances (the registry's session hook).
 
@@ -113,14 +144,17 @@ class Session:
     ) -> None:
         self.variant, self._engine = _open_engine(variant, release, engine, seed)
         self.max_steps = max_steps
+        self._queues = _CheckedIds("queue")
+        self._consumers = _CheckedIds("consumer")
 
     def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
         """The group is now `queues` x `consumers`: apply the change and settle."""
-        group = prepare(queues, consumers, None)
-        self._engine.change(group.queues, group.consumers)
+        sorted_queues = self._queues(queues)
+        sorted_consumers = self._consumers(consumers)
+        self._engine.change(sorted_queues, sorted_consumers)
         bound = self.max_steps
         if bound is None:
-            bound = default_step_bound(len(group.queues), len(group.consumers))
+            bound = default_step_bound(len(sorted_queues), len(sorted_consumers))
         return self._engine.settle(self.variant, bound)
 
     def snapshot(self) -> tuple[Any, ...]:
