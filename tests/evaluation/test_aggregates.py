@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rebalancing.evaluation.aggregates import (
     ALL_CHANGES,
@@ -51,3 +54,34 @@ def test_summary_has_every_change_kind_and_an_overall_line_per_strategy() -> Non
     table = markdown_table(summary).splitlines()
     assert len(table) == 2 + len(summary)
     assert all(line.count("|") == table[0].count("|") for line in table)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=200))
+def test_integer_mean_and_stddev_equal_the_exact_ones(values: list[int]) -> None:
+    result = aggregate(values)
+    assert result.mean == pytest.approx(statistics.fmean(values), rel=1e-15)
+    if len(values) > 1:
+        assert result.stddev == pytest.approx(statistics.stdev(values), rel=1e-15, abs=0)
+    assert result.max == max(values)
+
+
+@given(
+    st.lists(
+        # the scores' range: ratios, times; not values whose squares underflow
+        st.just(0.0) | st.floats(min_value=1e-9, max_value=1e6) | st.none(),
+        min_size=1,
+        max_size=200,
+    )
+)
+def test_float_mean_and_stddev_are_within_rounding_of_the_exact_ones(
+    values: list[float | None],
+) -> None:
+    defined = [value for value in values if value is not None]
+    result = aggregate(values)
+    assert result.count == len(defined)
+    if not defined:
+        return
+    assert result.mean == pytest.approx(statistics.fmean(defined), rel=1e-15)
+    if len(defined) > 1:
+        exact = statistics.stdev(defined)
+        assert result.stddev == pytest.approx(exact, rel=1e-9, abs=1e-12 * max(defined))

@@ -9,7 +9,7 @@ Runtime complexity: O(rows log rows) (the percentiles sort).
 from __future__ import annotations
 
 import math
-import statistics
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -71,13 +71,15 @@ def percentile(sorted_values: Sequence[float], fraction: float) -> float:
 
 def aggregate(values: Iterable[float | None]) -> Aggregate:
     """The distribution of the defined values among `values` (a bool counts as 0 or 1)."""
-    defined = sorted(value for value in values if value is not None)
+    defined = [value for value in values if value is not None]
     if not defined:
         return Aggregate(0, None, None, None, None, None, None)
+    defined.sort()
+    mean, stddev = _mean_and_stddev(defined)
     return Aggregate(
         count=len(defined),
-        mean=statistics.fmean(defined),
-        stddev=statistics.stdev(defined) if len(defined) > 1 else None,
+        mean=mean,
+        stddev=stddev,
         p50=percentile(defined, 0.50),
         p95=percentile(defined, 0.95),
         p99=percentile(defined, 0.99),
@@ -85,21 +87,50 @@ def aggregate(values: Iterable[float | None]) -> Aggregate:
     )
 
 
+def _mean_and_stddev(values: list[float]) -> tuple[float, float | None]:
+    """The mean and the sample standard deviation (None for one value) of non-empty `values`.
+
+    Integers (and booleans), what most scores are, exactly: from the integer sums of the values
+    and of their squares, rounded once, as sqrt((n * sum(x^2) - (sum x)^2) / (n * (n - 1))).
+    Floats by two passes of exactly rounded sums (math.fsum): the mean, then the squared
+    deviations from it, corrected by the deviations' own sum (which is 0 but for the mean's
+    rounding), accurate to a few units in the last place.
+    """
+    count = len(values)
+    if set(map(type, values)) <= {int, bool}:
+        total = sum(values)
+        if count == 1:
+            return total / count, None
+        squares = sum(map(operator.mul, values, values))
+        return total / count, math.sqrt((count * squares - total * total) / (count * (count - 1)))
+    mean = math.fsum(values) / count
+    if count == 1:
+        return mean, None
+    deviations = [value - mean for value in values]
+    squared = math.fsum(map(operator.mul, deviations, deviations))
+    drift = math.fsum(deviations)
+    variance = (squared - drift * drift / count) / (count - 1)
+    return mean, math.sqrt(max(variance, 0.0))
+
+
 def summarise(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], dict[str, Aggregate]]:
     """(strategy, change kind) -> metric -> Aggregate, plus (strategy, ALL_CHANGES) per strategy.
 
-    Keys come sorted. The rows are held in memory column by column: this is the small-run path;
-    the Spark harness aggregates large runs.
+    Keys come sorted. The rows are held in memory, each as the tuple of its metrics: this is the
+    small-run path; the Spark harness aggregates large runs.
     """
-    columns: dict[tuple[str, str], dict[str, list[float | None]]] = defaultdict(
-        lambda: {metric: [] for metric in METRICS}
-    )
+    metrics_of = operator.attrgetter(*METRICS)
+    gathered: dict[tuple[str, str], list[tuple[float | None, ...]]] = defaultdict(list)
     for row in rows:
-        for group in ((row.strategy, row.change), (row.strategy, ALL_CHANGES)):
-            for metric in METRICS:
-                columns[group][metric].append(getattr(row, metric))
+        gathered[(row.strategy, row.change)].append(metrics_of(row))
+    columns: dict[tuple[str, str], list[list[float | None]]] = {}
+    for (strategy, change), metric_rows in gathered.items():
+        columns[(strategy, change)] = [list(column) for column in zip(*metric_rows, strict=True)]
+        overall = columns.setdefault((strategy, ALL_CHANGES), [[] for _ in METRICS])
+        for everything, column in zip(overall, columns[(strategy, change)], strict=True):
+            everything.extend(column)
     return {
-        group: {metric: aggregate(values) for metric, values in columns[group].items()}
+        group: dict(zip(METRICS, map(aggregate, columns[group]), strict=True))
         for group in sorted(columns)
     }
 

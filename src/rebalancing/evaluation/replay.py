@@ -142,12 +142,16 @@ class _Group:
 
     @staticmethod
     def of(step: Step, before: _Group | None) -> _Group:
-        if before is not None and step.queues == before.step.queues:
+        if before is not None and (
+            step.queues is before.step.queues or step.queues == before.step.queues
+        ):
             # the very same frozen set tells the scores that no queue of a previous plan is gone
             queues, queue_set = before.queues, before.queue_set
         else:
             queues, queue_set = _checked_ids(step.queues, "queue"), frozenset(step.queues)
-        if before is not None and step.consumers == before.step.consumers:
+        if before is not None and (
+            step.consumers is before.step.consumers or step.consumers == before.step.consumers
+        ):
             consumers, consumer_set = before.consumers, before.consumer_set
         else:
             consumers = _checked_ids(step.consumers, "consumer")

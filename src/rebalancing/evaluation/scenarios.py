@@ -33,8 +33,11 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
+
+IdT = TypeVar("IdT", int, str)
 
 CHANGE_KINDS = (
     "join",
@@ -141,17 +144,21 @@ class _Generator:
         self.consumer_ids: set[str] = set()
 
     def __call__(self) -> Iterator[Step]:
-        queues = self.new_queues(self.log_uniform(self.settings.queue_range))
-        consumers = [
+        queues: tuple[int, ...] = tuple(
+            self.new_queues(self.log_uniform(self.settings.queue_range))
+        )
+        # the first change draws from the consumers in the order they were made (as it always
+        # has: the draws, and so every scenario, stay what they were); later ones, in id order
+        consumers: tuple[str, ...] = tuple(
             self.new_consumer() for _ in range(self.log_uniform(self.settings.consumer_range))
-        ]
-        yield Step(0, INITIAL, tuple(queues), tuple(sorted(consumers)))
+        )
+        yield Step(0, INITIAL, queues, tuple(sorted(consumers)))
         index = 0
         for _ in range(self.rng.randint(*self.settings.change_count_range)):
             kind = self.choose_kind(len(queues), len(consumers))
             for step in self.apply(index + 1, kind, queues, consumers):
                 index = step.index
-                queues, consumers = list(step.queues), list(step.consumers)
+                queues, consumers = step.queues, step.consumers  # read, never changed
                 yield step
 
     def log_uniform(self, bounds: tuple[int, int]) -> int:
@@ -186,7 +193,7 @@ class _Generator:
         return self.rng.choices(kinds, weights=[feasible[kind] for kind in kinds])[0]
 
     def apply(
-        self, index: int, kind: str, queues: list[int], consumers: list[str]
+        self, index: int, kind: str, queues: Sequence[int], consumers: Sequence[str]
     ) -> Iterator[Step]:
         """The steps of one change, numbered from `index`."""
         if kind == "rolling_restart":
@@ -199,7 +206,7 @@ class _Generator:
             yield self.one_rebalance(index, kind, queues, consumers)
 
     def rolling_restart(
-        self, index: int, queues: list[int], consumers: list[str]
+        self, index: int, queues: Sequence[int], consumers: Sequence[str]
     ) -> Iterator[Step]:
         """Every consumer, batch by batch in a random order, leaves and rejoins under its id;
         a batch is a quarter of the group, rounded up (Kubernetes' default maxUnavailable)."""
@@ -214,7 +221,9 @@ class _Generator:
             yield Step(leaving, "rolling_restart", tuple(queues), without, departed=count)
             yield Step(rejoining, "rolling_restart", tuple(queues), present, joined=count)
 
-    def autoscaling(self, index: int, queues: list[int], consumers: list[str]) -> Iterator[Step]:
+    def autoscaling(
+        self, index: int, queues: Sequence[int], consumers: Sequence[str]
+    ) -> Iterator[Step]:
         """2-4 steps of the same size, all adding or all removing consumers (never the last)."""
         rng = self.rng
         size = rng.randint(2, max(2, len(consumers) // 4))
@@ -234,7 +243,9 @@ class _Generator:
                 index + offset, "autoscaling", tuple(queues), tuple(sorted(present)), **counts
             )
 
-    def flapping(self, index: int, queues: list[int], consumers: list[str]) -> Iterator[Step]:
+    def flapping(
+        self, index: int, queues: Sequence[int], consumers: Sequence[str]
+    ) -> Iterator[Step]:
         """One consumer crashes and rejoins under its id, 2-5 times."""
         consumer = self.rng.choice(consumers)
         present = tuple(sorted(consumers))
@@ -243,7 +254,9 @@ class _Generator:
             yield Step(index + 2 * cycle, "flapping", tuple(queues), without, departed=1)
             yield Step(index + 2 * cycle + 1, "flapping", tuple(queues), present, joined=1)
 
-    def one_rebalance(self, index: int, kind: str, queues: list[int], consumers: list[str]) -> Step:
+    def one_rebalance(
+        self, index: int, kind: str, queues: Sequence[int], consumers: Sequence[str]
+    ) -> Step:
         rng = self.rng
         joined: list[str] = []
         departed: list[str] = []
@@ -269,17 +282,34 @@ class _Generator:
                 removed = rng.sample(queues, rng.randint(1, max(1, (len(queues) - 1) // 4)))
             else:
                 added = self.new_queues(rng.randint(1, max(1, len(queues) // 4)))
-        gone_consumers, gone_queues = set(departed), set(removed)
         return Step(
             index,
             kind,
-            tuple([queue for queue in queues if queue not in gone_queues] + added),
-            tuple(sorted([c for c in consumers if c not in gone_consumers] + joined)),
+            _changed(queues, removed, added),
+            _changed(consumers, departed, joined, in_order=True),
             joined=len(joined),
             departed=len(departed),
             queues_added=len(added),
             queues_removed=len(removed),
         )
+
+
+def _changed(
+    present: Sequence[IdT], gone: list[IdT], new: list[IdT], in_order: bool = False
+) -> tuple[IdT, ...]:
+    """`present` without `gone`, then `new`, as a tuple, sorted when `in_order`; `present`
+    itself when it is a tuple, nothing changed and no order is asked for (queues keep theirs)."""
+    if gone:
+        gone_set = set(gone)
+        kept: list[IdT] = [identifier for identifier in present if identifier not in gone_set]
+    elif new or in_order or type(present) is not tuple:
+        kept = list(present)
+    else:
+        return cast("tuple[IdT, ...]", present)
+    kept += new
+    if in_order:
+        kept.sort()
+    return tuple(kept)
 
 
 def _feasible(kind: str, queue_count: int, consumer_count: int) -> bool:
