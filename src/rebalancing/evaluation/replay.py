@@ -53,9 +53,10 @@ from rebalancing.evaluation.views import (
 from rebalancing.strategies import Strategy
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ScoreRow:
-    """The scores of one strategy on one step of one scenario."""
+    """The scores of one strategy on one step of one scenario (with slots and not frozen, for
+    speed, as rebalancing.evaluation.scores.Scores says; nothing changes a row once made)."""
 
     base_seed: int
     scenario: int
