@@ -195,3 +195,50 @@ def test_both_engines_agree_when_queues_come_and_go_anywhere_in_the_order(
             assert kernel.settle(variant, bound) == reference.settle(variant, bound), where
             assert kernel.snapshot() == reference.snapshot(), where
             _assert_fifo_links_consistent(kernel)
+
+
+def _wide_memberships(rng: random.Random) -> Iterator[tuple[list[int], list[str]]]:
+    """A group's successive (queues, apps), sorted, wide enough that the kernel's bitsets span
+    several 64-bit words (over 64 apps; apps holding queues more than 64 apart), with changes
+    where apps join and leave at once (a departed app's slot taken by a newcomer in the same
+    change) and queues are added after all the others or anywhere, or removed."""
+    next_queue = rng.randint(60, 200)
+    queues = set(range(next_queue))
+    apps = {f"app{rng.randrange(10_000):04d}" for _ in range(rng.randint(1, 110))}
+    yield sorted(queues), sorted(apps)
+    for _ in range(rng.randint(2, 5)):
+        kind = rng.choice(["swap", "queues_appended", "queues_anywhere", "queues_removed"])
+        if kind == "swap" and apps:
+            apps -= set(rng.sample(sorted(apps), rng.randint(0, min(len(apps), 40))))
+            apps |= {f"app{rng.randrange(10_000):04d}" for _ in range(rng.randint(0, 40))}
+        elif kind == "queues_appended":
+            count = rng.randint(1, 70)
+            queues |= set(range(next_queue, next_queue + count))
+            next_queue += count
+        elif kind == "queues_anywhere":
+            queues |= set(rng.sample(range(next_queue), rng.randint(1, 30)))
+        elif kind == "queues_removed" and queues:
+            queues -= set(rng.sample(sorted(queues), rng.randint(1, len(queues) // 2 + 1)))
+        yield sorted(queues), sorted(apps)
+
+
+@pytest.mark.parametrize("policy", RELEASE_POLICIES)
+@pytest.mark.parametrize("variant", POSITION_VARIANTS)
+def test_both_engines_agree_on_wide_groups_with_simultaneous_joins_and_leaves(
+    variant: PositionVariant, policy: ReleasePolicy
+) -> None:
+    """Sizes where the kernel's per-app bitsets of active queues (the `random` policy's k-th
+    smallest among them) and its start-rank bitsets of the Position support span several
+    words, and changes that take apps out of and into `members` at once."""
+    for seed in range(6):
+        kernel, reference = KernelEngine(policy, seed), ReferenceEngine(policy, seed)
+        rng = random.Random(1000 + seed)
+        for step, (queues, apps) in enumerate(_wide_memberships(rng)):
+            where = f"seed {seed} step {step}"
+            bound = rng.choice([default_step_bound(len(queues), len(apps))] * 3 + [500])
+            kernel.change(queues, apps)
+            reference.change(queues, apps)
+            assert kernel.settle(variant, bound) == reference.settle(variant, bound), where
+            assert kernel.snapshot() == reference.snapshot(), where
+            assert kernel.members.tolist() == [kernel.slot_of[app] for app in apps], where
+            _assert_fifo_links_consistent(kernel)

@@ -26,18 +26,22 @@ the present apps' slots in sorted id order. The state is integer arrays:
 Where the reference finds Position with a binary search over the sorted (count, start id)
 pairs, the kernel uses that |Q| div |started| and |Q| mod |started| are fixed for the whole
 run once every app has started: only apps exactly one over |Q| div |started| need a Position,
-which is (apps two or more over) + (apps one over with a larger start id), the second a Fenwick
-tree over start-id ranks. Each app's active queues are a bitset over queue numbers (`highest`,
-`lowest`), a Fenwick tree for the k-th smallest (`random`) or a stack in promotion order
-(`newest`). The subscribe phase visits only what can subscribe: after every settle each
-started app waits on or is active on every queue (a release re-subscribes at once, and a
-change only removes apps and queues or adds fresh ones), so a started app is checked against
-the fresh queues only, and a newly started app against all of them.
+which is (apps two or more over) + (apps one over with a larger start id). Two bitsets over
+start-id ranks hold those two sets: the second count is a popcount, and the apps whose guard
+holds are read off them in start-id order (the apps two or more over, and those one over below
+a rank cut), not found by a guard per app in every round. Each app's active queues are a bitset
+over queue numbers (`highest`, `lowest`, and `random`, with a Fenwick tree of each word's bit
+count per app to find the k-th smallest: the word from the tree, the bit by popcounts) or a
+stack in promotion order (`newest`). The subscribe phase visits only what can subscribe:
+after every settle each started app waits on or is active on every queue (a release
+re-subscribes at once, and a change only removes apps and queues or adds fresh ones), so a
+started app is checked against the fresh queues only, and a newly started app against all of
+them.
 Runtime complexity: O(|Q| x new apps + |A| x fresh queues) to subscribe, O(|Q| + |A| log |A|) to
-build the per-app structures, then O(log |Q| + log |A|) per release and per promotion, plus
-O(|A| log |A|) per round. A change: O(|Q|) per departed app, O(1) per joining app (amortised:
-the rows double when they run out), O(|Q| x rows) when the queues change (one copy of the
-FIFO columns).
+build the per-app structures, then O(|A| / 64) per release and per promotion (O(log |Q|) more
+for `random`), plus O(|A| / 64 + releasing apps) per round. A change: O(|A|) to find who joined
+and left, O(|Q|) per departed app, O(log |A|) per joining app (amortised: the rows double when
+they run out), O(|Q| x rows) when the queues change (one copy of the FIFO columns).
 Memory: O(|Q| x |A|) (the FIFOs, as in the protocol itself).
 Compiled on first use and cached on disk by numba (`cache=True`), so a process pays it once.
 
@@ -52,6 +56,7 @@ in passes so that their scattered FIFO reads overlap.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from itertools import repeat
 from typing import Any
 
@@ -100,19 +105,9 @@ def _tree_add(tree: Any, row: int, index: int, delta: int) -> None:
 
 
 @njit(cache=True)
-def _tree_prefix(tree: Any, row: int, count: int) -> int:
-    """Sum of the first `count` entries of Fenwick tree `tree[row]`."""
-    total = 0
-    position = count
-    while position > 0:
-        total += tree[row, position]
-        position -= position & -position
-    return total
-
-
-@njit(cache=True)
-def _tree_kth(tree: Any, row: int, rank: int, top_bit: int) -> int:
-    """The 0-based index of the `rank`-th (1-based) present entry of Fenwick tree `tree[row]`."""
+def _tree_kth(tree: Any, row: int, rank: int, top_bit: int) -> tuple[int, int]:
+    """Fenwick tree `tree[row]` of counts: the 0-based index of the entry that holds the
+    `rank`-th (1-based) unit, and that unit's rank within the entry."""
     size = tree.shape[1] - 1
     position = 0
     remaining = rank
@@ -123,7 +118,7 @@ def _tree_kth(tree: Any, row: int, rank: int, top_bit: int) -> int:
             position = following
             remaining -= tree[row, following]
         step >>= 1
-    return position  # 1-based position + 1 - 1
+    return position, remaining  # 1-based position + 1 - 1
 
 
 _ZERO = np.uint64(0)
@@ -153,6 +148,17 @@ def _cttz_typing(typing_context: Any, word: Any) -> Any:
     return types.int64(types.uint64), generate
 
 
+def _ctpop_typing(typing_context: Any, word: Any) -> Any:
+    """The typing of `_set_bits`: as `_ctlz_typing`, with LLVM's ctpop."""
+    if word != types.uint64:
+        return None
+
+    def generate(context: Any, builder: Any, signature: Any, arguments: Any) -> Any:
+        return builder.ctpop(arguments[0])
+
+    return types.int64(types.uint64), generate
+
+
 # Typed Any: numba's annotations describe the typing-time signature above, not the call that
 # jitted code makes with the word alone.
 _leading_zeros: Any = intrinsic(_ctlz_typing)
@@ -163,6 +169,9 @@ Bruijn table lookup, made it several times longer (perf: a quarter of a cold sta
 
 _trailing_zeros: Any = intrinsic(_cttz_typing)
 """The number of trailing zero bits of a uint64, in jitted code (see `_leading_zeros`)."""
+
+_set_bits: Any = intrinsic(_ctpop_typing)
+"""The number of set bits of a uint64, in jitted code (one instruction where the CPU has it)."""
 
 
 @njit(cache=True)
@@ -196,6 +205,29 @@ def _take_highest(bits: Any, high_word: Any, app: int) -> int:
     bit = _highest_bit(bits[app, word])
     bits[app, word] ^= _ONE << np.uint64(bit)
     return int(word * 64 + bit)
+
+
+@njit(cache=True)
+def _take_kth(bits: Any, word_tree: Any, app: int, rank: int, top_bit: int) -> int:
+    """Clear and return the app's `rank`-th (1-based) lowest active queue: the word from the
+    Fenwick tree of the words' bit counts, then the bit by halving the word (popcounts)."""
+    word_index, remaining = _tree_kth(word_tree, app, rank, top_bit)
+    word = bits[app, word_index]
+    bit = 0
+    width = 32
+    while width > 0:
+        low_half = word & ((_ONE << np.uint64(width)) - _ONE)
+        in_low_half = _set_bits(low_half)
+        if in_low_half < remaining:
+            remaining -= in_low_half
+            word >>= np.uint64(width)
+            bit += width
+        else:
+            word = low_half
+        width >>= 1
+    bits[app, word_index] ^= _ONE << np.uint64(bit)
+    _tree_add(word_tree, app, word_index, -1)
+    return int(word_index * 64 + bit)
 
 
 @njit(cache=True)
@@ -248,7 +280,7 @@ def _release_enabled(
     lowest: int,
     remainder: int,
     above: int,
-    boundary: Any,
+    support_bits: Any,
     boundary_total: int,
     spec_variant: bool,
 ) -> bool:
@@ -262,18 +294,22 @@ def _release_enabled(
     if spec_variant:  # every app one over shares a Position: all of them count as ahead
         ahead = above + boundary_total - 1
     else:  # ahead: apps two or more over, and apps one over with a larger start id
-        ahead = above + boundary_total - _tree_prefix(boundary, 0, rank + 1)
+        ahead = above + boundary_total - _ranks_up_to(support_bits, rank)
     return ahead >= remainder
 
 
 @njit(cache=True)
-def _support(held: int, rank: int, lowest: int, boundary: Any, sign: int) -> tuple[int, int]:
+def _support(held: int, rank: int, lowest: int, support_bits: Any, sign: int) -> tuple[int, int]:
     """An app holding `held` queues enters (`sign` 1) or leaves (-1) the Position support: the
-    change to (apps two or more over `lowest`, apps exactly one over), the tree kept in step."""
+    change to (apps two or more over `lowest`, apps exactly one over), the start-rank bitsets
+    kept in step (row 0: two or more over, row 1: one over; toggled, as entering and leaving
+    pair up)."""
+    rank_bit = _ONE << np.uint64(rank & 63)
     if held >= lowest + 2:
+        support_bits[0, rank >> 6] ^= rank_bit
         return sign, 0
     if held == lowest + 1:  # at least 1, so never an app without active queues
-        _tree_add(boundary, 0, rank, sign)
+        support_bits[1, rank >> 6] ^= rank_bit
         return 0, sign
     return 0, 0
 
@@ -285,16 +321,76 @@ def _recount(
     held: int,
     rank: Any,
     lowest: int,
-    boundary: Any,
+    support_bits: Any,
     above: int,
     boundary_total: int,
 ) -> tuple[int, int]:
     """Set `app`'s active count to `held`, moving it in the Position support; the new
     (above, boundary_total)."""
-    fewer_above, fewer_boundary = _support(count[app], rank[app], lowest, boundary, -1)
+    fewer_above, fewer_boundary = _support(count[app], rank[app], lowest, support_bits, -1)
     count[app] = held
-    more_above, more_boundary = _support(held, rank[app], lowest, boundary, 1)
+    more_above, more_boundary = _support(held, rank[app], lowest, support_bits, 1)
     return above + fewer_above + more_above, boundary_total + fewer_boundary + more_boundary
+
+
+@njit(cache=True)
+def _boundary_cut(
+    above: int,
+    boundary_total: int,
+    remainder: int,
+    support_bits: Any,
+    app_count: int,
+    spec_variant: bool,
+) -> int:
+    """The start-id rank below which an app exactly one over may release (the guard of
+    `_release_enabled` for all of them at once): ahead counts the apps one over with a larger
+    rank, so it falls as the rank grows, and all but the `remainder - above` highest-ranked
+    of them are ahead far enough (the `spec` reading: all of them or none)."""
+    if spec_variant:
+        return app_count if above + boundary_total - 1 >= remainder else 0
+    short = remainder - above
+    if short <= 0:
+        return app_count
+    if short > boundary_total:
+        return 0
+    return _kth_rank(support_bits, boundary_total - short + 1)
+
+
+@njit(cache=True)
+def _ranks_up_to(support_bits: Any, rank: int) -> int:
+    """The number of apps exactly one over with a rank up to `rank` (row 1's set bits)."""
+    word_index = rank >> 6
+    total = 0
+    for before in range(word_index):
+        total += _set_bits(support_bits[1, before])
+    last = support_bits[1, word_index] & (((_ONE << np.uint64(rank & 63)) << _ONE) - _ONE)
+    return int(total + _set_bits(last))
+
+
+@njit(cache=True)
+def _kth_rank(support_bits: Any, wanted: int) -> int:
+    """The rank of the `wanted`-th (1-based) app exactly one over, by rank (there is one)."""
+    remaining = wanted
+    for word_index in range(support_bits.shape[1]):
+        word = support_bits[1, word_index]
+        in_word = _set_bits(word)
+        if in_word >= remaining:
+            for _ in range(remaining - 1):
+                word &= word - _ONE
+            return int(word_index * 64 + _lowest_bit(word))
+        remaining -= in_word
+    return -1  # unreachable: `wanted` is at most the number of such apps
+
+
+@njit(cache=True)
+def _below(cut: int, word_index: int) -> Any:
+    """The bits of word `word_index` of a rank bitset whose ranks are below `cut`."""
+    first = word_index * 64
+    if cut >= first + 64:
+        return ~_ZERO
+    if cut <= first:
+        return _ZERO
+    return (_ONE << np.uint64(cut - first)) - _ONE
 
 
 @njit(cache=True)
@@ -367,16 +463,17 @@ def run_rounds_kernel(
             count[active[queue]] += 1
     # Position support: apps two or more over `lowest`, and a tree of those exactly one over.
     above = 0
-    boundary = np.zeros((1, app_count + 1), dtype=np.int64)
     boundary_total = 0
+    support_bits = np.zeros((2, (app_count + 63) // 64), dtype=np.uint64)
     for app in members:
-        more_above, more_boundary = _support(count[app], rank[app], lowest, boundary, 1)
+        more_above, more_boundary = _support(count[app], rank[app], lowest, support_bits, 1)
         above += more_above
         boundary_total += more_boundary
-    # Each app's active queues: a stack in promotion order (newest), a bitset (highest,
-    # lowest) or a Fenwick tree for the k-th smallest (random); the others stay 1 x 1.
+    # Each app's active queues: a stack in promotion order (newest) or a bitset (the others),
+    # with a Fenwick tree of its words' bit counts for the k-th smallest (random); the
+    # structures a policy does not use stay 1 x 1.
     use_stack = policy == _NEWEST
-    use_bits = policy in (_HIGHEST, _LOWEST)
+    use_bits = not use_stack
     use_tree = policy == _RANDOM
     stack = np.empty((slot_count if use_stack else 1, queue_count if use_stack else 1), np.int32)
     stack_top = np.zeros(slot_count, dtype=np.int64)
@@ -384,8 +481,8 @@ def run_rounds_kernel(
     bits = np.zeros((slot_count if use_bits else 1, word_count), dtype=np.uint64)
     low_word = np.full(slot_count, word_count - 1, dtype=np.int64)
     high_word = np.zeros(slot_count, dtype=np.int64)
-    owned_tree = np.zeros(
-        (slot_count if use_tree else 1, queue_count + 1 if use_tree else 1), dtype=np.int32
+    word_tree = np.zeros(
+        (slot_count if use_tree else 1, word_count + 1 if use_tree else 1), dtype=np.int32
     )
     if use_stack:
         for queue in np.argsort(activated, kind="mergesort"):
@@ -397,10 +494,10 @@ def run_rounds_kernel(
         owner = active[queue]
         if owner != NO_APP and use_bits:
             _set_owned(bits, low_word, high_word, owner, queue)
-        elif owner != NO_APP and use_tree:
-            _tree_add(owned_tree, owner, queue, 1)
+            if use_tree:
+                _tree_add(word_tree, owner, queue >> 6, 1)
     top_bit = 1
-    while top_bit * 2 <= queue_count:
+    while top_bit * 2 <= word_count:
         top_bit *= 2
     unpromoted = np.arange(queue_count)
     unpromoted_count = queue_count
@@ -437,35 +534,32 @@ def run_rounds_kernel(
             fifo_next[head, queue] = ABSENT
             active[queue] = head
             above, boundary_total = _recount(
-                count, head, count[head] + 1, rank, lowest, boundary, above, boundary_total
+                count, head, count[head] + 1, rank, lowest, support_bits, above, boundary_total
             )
             if use_stack:
                 stack[head, stack_top[head]] = queue
                 stack_top[head] += 1
-            elif use_bits:
-                _set_owned(bits, low_word, high_word, head, queue)
             else:
-                _tree_add(owned_tree, head, queue, 1)
+                _set_owned(bits, low_word, high_word, head, queue)
+                if use_tree:
+                    _tree_add(word_tree, head, queue >> 6, 1)
             activated[queue] = clock
             clock += 1
             steps += 1
             in_release_run = False
+        # The apps whose guard holds, in start-id order: those two or more over, and those one
+        # over with a rank below the cut, read off the rank bitsets (not a guard per app: a
+        # cascade has many rounds of few releases among hundreds of apps).
+        cut = _boundary_cut(above, boundary_total, remainder, support_bits, app_count, spec_variant)
         releasing_count = 0
-        for position in range(app_count):
-            app = by_start[position]
-            if not _release_enabled(
-                count[app],
-                rank[app],
-                lowest,
-                remainder,
-                above,
-                boundary,
-                boundary_total,
-                spec_variant,
-            ):
-                continue
-            releasing[releasing_count] = app
-            releasing_count += 1
+        for word_index in range(support_bits.shape[1]):
+            word = support_bits[0, word_index] | (
+                support_bits[1, word_index] & _below(cut, word_index)
+            )
+            while word != _ZERO:
+                releasing[releasing_count] = by_start[word_index * 64 + _lowest_bit(word)]
+                releasing_count += 1
+                word &= word - _ONE
         if releasing_count == 0 or steps >= bound:
             counts_out[0] = releases
             counts_out[1] = steps
@@ -484,7 +578,14 @@ def run_rounds_kernel(
             release_count = max(held - lowest - 1, 0)
             if release_count > 0:
                 above, boundary_total = _recount(
-                    count, app, held - release_count, rank, lowest, boundary, above, boundary_total
+                    count,
+                    app,
+                    held - release_count,
+                    rank,
+                    lowest,
+                    support_bits,
+                    above,
+                    boundary_total,
                 )
             if _release_enabled(
                 count[app],
@@ -492,13 +593,20 @@ def run_rounds_kernel(
                 lowest,
                 remainder,
                 above,
-                boundary,
+                support_bits,
                 boundary_total,
                 spec_variant,
             ):
                 release_count += 1
                 above, boundary_total = _recount(
-                    count, app, held - release_count, rank, lowest, boundary, above, boundary_total
+                    count,
+                    app,
+                    held - release_count,
+                    rank,
+                    lowest,
+                    support_bits,
+                    above,
+                    boundary_total,
                 )
             for taken in range(release_count):
                 if use_stack:
@@ -510,8 +618,7 @@ def run_rounds_kernel(
                     queue = _take_lowest(bits, low_word, app)
                 else:
                     chosen_rank = _random_below(random_state, held - taken) + 1
-                    queue = _tree_kth(owned_tree, app, chosen_rank, top_bit)
-                    _tree_add(owned_tree, app, queue, -1)
+                    queue = _take_kth(bits, word_tree, app, chosen_rank, top_bit)
                 active[queue] = NO_APP
                 paused[queue] = True
                 released_apps[released_count] = app
@@ -543,6 +650,31 @@ def _leave(
                 active[queue] = NO_APP
                 activated[queue] = -1
         start_id[app] = 0
+
+
+@njit(cache=True)
+def _members_after(
+    members: Any, departed: Any, joined_at: Any, joined: Any, slot_count: int
+) -> Any:
+    """The present apps' slots in sorted id order after a change: `members` without the
+    slots `departed`, with slot `joined[k]` at index `joined_at[k]` (ascending) of the result.
+    A merge, so that a change pays O(|A|) here rather than a dictionary lookup per app."""
+    gone = np.zeros(slot_count, dtype=np.bool_)
+    for slot in departed:
+        gone[slot] = True
+    result = np.empty(members.shape[0] - departed.shape[0] + joined.shape[0], dtype=np.int64)
+    kept = 0
+    inserted = 0
+    for index in range(result.shape[0]):
+        if inserted < joined.shape[0] and joined_at[inserted] == index:
+            result[index] = joined[inserted]
+            inserted += 1
+        else:
+            while gone[members[kept]]:
+                kept += 1
+            result[index] = members[kept]
+            kept += 1
+    return result
 
 
 @njit(cache=True)
@@ -628,6 +760,51 @@ def _grouped_by_owner(active: Any, members: Any) -> tuple[Any, Any]:
     return grouped, starts
 
 
+@njit(cache=True)
+def _settle_and_group(
+    members: Any,
+    active: Any,
+    fifo_next: Any,
+    fifo_prev: Any,
+    start_id: Any,
+    activated: Any,
+    fresh: Any,
+    scalars: Any,
+    random_state: Any,
+    spec_variant: bool,
+    policy: int,
+    bound: int,
+    counts_out: Any,
+) -> tuple[Any, Any]:
+    """`run_rounds_kernel`, then the plan's queues grouped by app (`_grouped_by_owner`): one
+    call from Python for both, as a rebalance pays the call's overhead for each."""
+    run_rounds_kernel(
+        members,
+        active,
+        fifo_next,
+        fifo_prev,
+        start_id,
+        activated,
+        fresh,
+        scalars,
+        random_state,
+        spec_variant,
+        policy,
+        bound,
+        counts_out,
+    )
+    return _grouped_by_owner(active, members)
+
+
+_NO_SLOTS = np.zeros(0, dtype=np.int64)
+
+
+def _slot_array(numbers: list[int]) -> Any:
+    """`numbers` as an int64 array (most changes have no departed or no joined apps: the
+    empty one is shared, never written)."""
+    return np.array(numbers, dtype=np.int64) if numbers else _NO_SLOTS
+
+
 def _numbering(ids: list[Any]) -> dict[Any, int]:
     """id -> its position in `ids` (built at C speed)."""
     return dict(zip(ids, range(len(ids)), strict=True))
@@ -665,6 +842,7 @@ class KernelEngine:
         self.queue_number: dict[Any, int] | None = {}  # None: not built since the last change
         self.queue_objects = _object_array([])
         self.slot_of: dict[Any, int] = {}  # present app -> its slot
+        self.app_set: set[Any] = set()  # the present apps
         self.app_in_slot: list[Any] = [None]  # slot -> app (slot 0, the sentinel, and free: None)
         self.free_slots: list[int] = []
         self.members = np.zeros(0, dtype=np.int64)
@@ -675,6 +853,7 @@ class KernelEngine:
         self.fresh = np.zeros(0, dtype=np.bool_)
         self.scalars = np.array([1, 0], dtype=np.int64)  # next start id, promotion clock
         self.random_state = np.array([seed & ((1 << 64) - 1)], dtype=np.uint64)
+        self.counts = np.zeros(5, dtype=np.int64)  # what `settle` reads back from the kernel
 
     def change(self, queues: list[Any], apps: list[Any]) -> None:
         """The group is now `queues` x `apps` (both sorted and distinct)."""
@@ -686,10 +865,13 @@ class KernelEngine:
     def _change_apps(self, apps: list[Any]) -> None:
         """Departed apps leave (their slots freed, clean); new apps get a free slot, stopped."""
         slot_of = self.slot_of
-        departed = sorted(map(slot_of.pop, slot_of.keys() - set(apps)))  # set algebra at C speed
+        present, before = set(apps), self.app_set
+        gone = before - present  # set algebra at C speed, one pass over each set
+        departed = sorted(map(slot_of.pop, gone))
+        departed_slots = _slot_array(departed)
         if departed:
             _leave(
-                np.array(departed, dtype=np.int64),
+                departed_slots,
                 self.active,
                 self.fifo_next,
                 self.fifo_prev,
@@ -699,14 +881,23 @@ class KernelEngine:
             for slot in departed:
                 self.app_in_slot[slot] = None
             self.free_slots.extend(departed)
-        joined = [app for app in apps if app not in slot_of]  # in sorted order: reproducible
+        # in sorted order (reproducible), each with its place among the present apps
+        joined = sorted(present - before) if len(apps) > len(before) - len(gone) else []
         self._reserve_slots(len(joined))
+        joined_slots = []
         for app in joined:
             slot = self.free_slots.pop()
             slot_of[app] = slot
             self.app_in_slot[slot] = app
-        self.apps = list(apps)
-        self.members = np.fromiter(map(slot_of.__getitem__, apps), dtype=np.int64, count=len(apps))
+            joined_slots.append(slot)
+        self.members = _members_after(
+            self.members,
+            departed_slots,
+            _slot_array([bisect_left(apps, app) for app in joined]),
+            _slot_array(joined_slots),
+            self.fifo_next.shape[0],
+        )
+        self.apps, self.app_set = list(apps), present
 
     def _reserve_slots(self, wanted: int) -> None:
         """At least `wanted` free slots: the rows double when they run out (clean new rows)."""
@@ -727,6 +918,12 @@ class KernelEngine:
     def _change_queues(self, queues: list[Any]) -> None:
         """Removed queues vanish with their FIFO; new queues start empty, with no consumer, and
         fresh (every started app subscribes to them in the next settle)."""
+        kept = len(self.queues)
+        if len(queues) > kept and queues[:kept] == self.queues:  # queues added after the others
+            source = np.arange(len(queues), dtype=np.int64)
+            source[kept:] = -1
+        else:
+            source = _numbers_or_minus_one(self._queue_numbering(), queues)
         (
             self.active,
             self.fifo_next,
@@ -734,7 +931,7 @@ class KernelEngine:
             self.activated,
             self.fresh,
         ) = _columns_from(
-            _numbers_or_minus_one(self._queue_numbering(), queues),
+            source,
             self.active,
             self.fifo_next,
             self.fifo_prev,
@@ -760,6 +957,7 @@ class KernelEngine:
         self.queue_number = None
         self.queue_objects = _object_array(self.queues)
         self.slot_of = {app: slot for slot, app in enumerate(apps, start=1)}
+        self.app_set = set(apps)
         self.app_in_slot = [None, *apps]
         self.free_slots = []
         self.members = np.arange(1, len(apps) + 1, dtype=np.int64)
@@ -798,20 +996,23 @@ class KernelEngine:
         )
 
     def owners(self) -> dict[Any, list[Any]]:
-        """app -> the queues it is active on, ascending; every app a key, in sorted order. The
-        queues come out of the object array in one step, grouped by app, and each app's list is
-        a slice."""
-        grouped, starts = _grouped_by_owner(self.active, self.members)
+        """app -> the queues it is active on, ascending; every app a key, in sorted order."""
+        return self._plan(*_grouped_by_owner(self.active, self.members))
+
+    def _plan(self, grouped: Any, starts: Any) -> dict[Any, list[Any]]:
+        """The plan from the queue numbers grouped by app and where each app's group starts:
+        the queues come out of the object array in one step, and each app's list is a slice."""
         queues = self.queue_objects[grouped].tolist()
         bounds = starts.tolist()
-        return dict(
-            zip(self.apps, map(queues.__getitem__, map(slice, bounds, bounds[1:])), strict=True)
-        )
+        return {
+            app: queues[start:end]
+            for app, start, end in zip(self.apps, bounds, bounds[1:], strict=False)
+        }
 
     def settle(self, variant: str, bound: int) -> ProtocolRun:
         """Run the round schedule to quiescence, or until `bound` steps."""
-        counts = np.zeros(5, dtype=np.int64)
-        run_rounds_kernel(
+        counts = self.counts
+        grouped, starts = _settle_and_group(
             self.members,
             self.active,
             self.fifo_next,
@@ -827,4 +1028,5 @@ class KernelEngine:
             counts,
         )
         releases, steps, rounds, converged, paused = counts.tolist()
-        return ProtocolRun(self.owners(), releases, steps, rounds, bool(converged), paused)
+        plan = self._plan(grouped, starts)
+        return ProtocolRun(plan, releases, steps, rounds, bool(converged), paused)
