@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from rebalancing.evaluation.aggregates import Aggregate, aggregate, summarise
 from rebalancing.evaluation.replay import score_scenarios
 from rebalancing.evaluation.scenarios import generate_scenarios
-from rebalancing.harness.job import default_partitions, distributions, run, score_rows
+from rebalancing.harness.job import default_partitions, distributions, run, score_counts
 from rebalancing.harness.options import ParameterError, parse_options
 from rebalancing.harness.reports import to_summary
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES
@@ -123,10 +123,11 @@ def test_aggregates_are_computed_once_and_written_sorted(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     options = parse_options(["--scenarios", "20", "--out", str(tmp_path), *SMALL])
-    plan = distributions(score_rows(spark, options, partitions=3))
+    plan = distributions(score_counts(spark, options, partitions=3))
     executed = plan._jdf.queryExecution().executedPlan().toString().lower()
     # A global sort would add a range exchange, whose sampling job computes every aggregate twice;
     # a second branch over the rows (say, for the over-all-changes rows) would score them twice.
+    # Scoring and counting are one mapInArrow: the rows never reach Spark.
     assert "rangepartitioning" not in executed
     assert executed.count("mapinarrow") == 1
     run(options, spark)
@@ -135,6 +136,40 @@ def test_aggregates_are_computed_once_and_written_sorted(
     keys = [(row["strategy"], row["change"]) for row in pq.read_table(files[0]).to_pylist()]
     assert keys == sorted(keys)
     assert len(keys) == len(set(keys)) > len(DEFAULTS)
+
+
+def test_raw_rows_give_the_same_aggregates_as_counting_in_the_scoring(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """With --raw the rows are written, read back and counted by a mapInArrow of their own; the
+    aggregates and profiles equal the job's, where each partition counts its rows as it scores
+    them (all but the timings' own statistics, which differ from run to run)."""
+    outputs = {}
+    for raw in ([], ["--raw"]):
+        out = tmp_path / ("raw" if raw else "counted")
+        arguments = ["--scenarios", "40", "--seed", "6", "--partitions", "3", *SMALL, *raw]
+        run(parse_options([*arguments, "--out", str(out)]), spark)
+        profiles = pq.read_table(out / "profiles.parquet").to_pylist()
+        outputs[bool(raw)] = (
+            [
+                {key: value for key, value in row.items() if not key.startswith(TIMINGS)}
+                | {"assign_micros_count": row["assign_micros_count"]}
+                for row in _aggregates(out)
+            ],
+            [
+                row
+                if row["metric"] not in TIMINGS
+                else {
+                    "count": row["count"],
+                    **{key: row[key] for key in ("strategy", "facet", "bucket", "metric")},
+                }
+                for row in profiles
+            ],
+        )
+    assert (tmp_path / "raw" / "rows.parquet").exists()
+    assert not (tmp_path / "counted" / "rows.parquet").exists()
+    assert outputs[True] == outputs[False]
+    assert len(outputs[True][1]) > 0
 
 
 def test_big_runs_get_partitions_of_at_most_ten_thousand_scenarios() -> None:

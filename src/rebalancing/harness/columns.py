@@ -1,9 +1,13 @@
-"""Score rows as Arrow record batches: what the Spark partitions hand back, one batch per group
-of scenarios (never one Python object per row through Spark).
+"""Score rows as Arrow record batches, and how often each value occurs in them: what the Spark
+partitions hand back (never one Python object per row through Spark).
 
-This is the module the executors import (score_arrow_partition runs there): it needs pyarrow
-and the scoring core only, not pyspark's session, matplotlib or the reports, so an executor's
-Python needs no more than the scoring does.
+A partition scores its scenarios in batches of rows (ROW_SCHEMA) and counts the values of every
+metric in them with pyarrow and numpy (count_values), so Spark receives a table of counts
+(COUNT_SCHEMA), a few per partition, instead of the rows.
+
+This is the module the executors import (score_and_count_partition runs there): it needs pyarrow,
+numpy and the scoring core only, not pyspark's session, matplotlib or the reports, so an
+executor's Python needs no more than the scoring does.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from rebalancing.evaluation.aggregates import METRICS
 from rebalancing.evaluation.replay import ScoreRow, score_scenarios
 from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings
 from rebalancing.evaluation.views import ViewSettings
@@ -42,8 +49,15 @@ _SPARK_TYPES = {
     pa.bool_(): "BOOLEAN",
     pa.string(): "STRING",
 }
-SPARK_DDL = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in ROW_SCHEMA)
-"""The same schema as a Spark DDL string (so this module needs no pyspark import)."""
+
+
+def _spark_ddl(schema: pa.Schema) -> str:
+    """`schema` as a Spark DDL string (so this module needs no pyspark import)."""
+    return ", ".join(f"`{field.name}` {_SPARK_TYPES[field.type]}" for field in schema)
+
+
+SPARK_DDL = _spark_ddl(ROW_SCHEMA)
+"""The row schema as a Spark DDL string."""
 
 
 def rows_to_batch(rows: list[ScoreRow]) -> pa.RecordBatch:
@@ -116,3 +130,232 @@ def score_arrow_partition(
         views,
         view_settings,
     )
+
+
+def score_and_count_partition(
+    batches: Iterator[pa.RecordBatch],
+    base_seed: int,
+    strategy_specs: tuple[str, ...],
+    settings: ScenarioSettings,
+    scenarios_per_batch: int,
+    views: str = "broker",
+    view_settings: ViewSettings | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The job's mapInArrow function: batches of scenario indices (column `id`) in, the counts of
+    the values of their score rows out (count_values), so the rows never reach Spark."""
+    rows = score_arrow_partition(
+        batches,
+        base_seed,
+        strategy_specs,
+        settings,
+        scenarios_per_batch,
+        views,
+        view_settings,
+    )
+    yield from count_values(rows)
+
+
+def count_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The mapInArrow function over rows already scored (`--raw` reads them back): score rows
+    in, the counts of their values out, as score_and_count_partition gives them."""
+    yield from count_values(batches)
+
+
+TIMING_METRICS = frozenset({"assign_micros"})
+"""Metrics that differ from run to run anyway: summed as doubles, and counted by logarithmic
+bucket rather than by value (TIMING_BUCKETS_PER_DECADE), so their percentiles are approximate."""
+
+TIMING_BUCKETS_PER_DECADE = 500
+"""A timing is counted at the nearest of 500 logarithmic steps per power of ten, so its
+percentiles are within 0.23% of the exact ones (a step is a factor of 10^(1/500)); its count,
+mean, standard deviation and maximum come from the values themselves."""
+
+PROFILES = {"group_size": "releases", "queue_count": "assign_micros"}
+"""The size profiles the harness computes itself (it collects no rows): facet -> metric. Each
+row that did not fail counts its metric, and its size (queues x consumers, or queues) as the
+metric "size", under the power-of-two bucket of that size (its bit length), so that a plot
+draws the median metric against the median size of each bucket, as
+rebalancing.evaluation.plots does from the pure-Python path's rows."""
+
+GROUP = ("strategy", "facet", "group", "metric")
+"""What a distribution is of: a metric per (strategy, change kind) under the facet "change", or
+per (strategy, size bucket) under a profile's facet."""
+
+COUNT_SCHEMA = pa.schema(
+    [
+        pa.field("strategy", pa.string()),
+        pa.field("facet", pa.string()),
+        pa.field("group", pa.string()),
+        pa.field("metric", pa.string()),
+        pa.field("key", pa.float64()),
+        pa.field("count", pa.int64()),
+        pa.field("timing_max", pa.float64()),
+        pa.field("timing", pa.float64()),
+        pa.field("timing_square", pa.float64()),
+    ]
+)
+"""A count of one value: how many rows of a strategy hold the value `key` of `metric` in `group`
+of `facet` (a change kind under "change", a size bucket under a profile's facet); for a timing,
+whose key is its logarithmic bucket, also the maximum, sum and sum of squares of the values
+themselves (null for every other metric, whose sums follow exactly from key and count)."""
+
+COUNT_DDL = _spark_ddl(COUNT_SCHEMA)
+"""The count schema as a Spark DDL string."""
+
+ROWS_PER_COUNT = 1 << 16
+"""Rows gathered before they are counted: enough to make each pyarrow call worth its overhead,
+few enough to hold (some 20 MB of rows)."""
+
+COUNTS_PER_TABLE = 1 << 20
+"""Distinct values held before a partition hands its counts to Spark ahead of its end."""
+
+_POWERS_OF_TWO = np.left_shift(np.int64(1), np.arange(63, dtype=np.int64))
+"""1, 2, 4, ... 2^62: how many of them are <= n is the bit length of n >= 1."""
+
+_MERGED = ("count", "sum"), ("timing_max", "max"), ("timing", "sum"), ("timing_square", "sum")
+
+
+def count_values(
+    batches: Iterable[pa.RecordBatch],
+    rows_per_count: int = ROWS_PER_COUNT,
+    counts_per_table: int = COUNTS_PER_TABLE,
+) -> Iterator[pa.RecordBatch]:
+    """How often each value of each metric occurs in score-row batches (ROW_SCHEMA): count
+    batches (COUNT_SCHEMA), with the entries of the harness's value counts (count_rows). Rows
+    are counted every `rows_per_count` rows and the counts merged, so a partition yields its
+    counts once, at its end, or whenever `counts_per_table` distinct values have gathered
+    (Spark sums the counts of a value that several tables hold)."""
+    pending: list[pa.RecordBatch] = []
+    pending_rows = 0
+    counts: pa.Table | None = None
+    for batch in batches:
+        pending.append(batch)
+        pending_rows += batch.num_rows
+        if pending_rows < rows_per_count:
+            continue
+        counts = _merge(counts, count_rows(pa.Table.from_batches(pending)))
+        pending, pending_rows = [], 0
+        if counts.num_rows >= counts_per_table:
+            yield from counts.to_batches()
+            counts = None
+    if pending_rows:
+        counts = _merge(counts, count_rows(pa.Table.from_batches(pending)))
+    if counts is not None and counts.num_rows:
+        yield from counts.to_batches()
+
+
+def count_rows(rows: pa.Table) -> pa.Table:
+    """The counts (COUNT_SCHEMA) of the values of `rows` (score rows): every metric of METRICS
+    per change kind (facet "change", group the row's `change`), and for each profile of
+    PROFILES, per bit length of the row's size (at least 1), its metric and the size itself,
+    from the rows that did not fail and hold the metric. Null values are not counted; -0.0 is
+    counted as 0.0 and every NaN as one value, as Spark groups them."""
+    strategy = _Labels(rows["strategy"])
+    change = _Labels(rows["change"])
+    counts = [
+        _count_metric(strategy, change, "change", metric, rows[metric], None) for metric in METRICS
+    ]
+    failed = pc.fill_null(pc.cast(rows["failed"], pa.bool_()), False)
+    queue_count = pc.cast(rows["queue_count"], pa.int64())
+    sizes = {
+        "group_size": pc.multiply(queue_count, pc.cast(rows["consumer_count"], pa.int64())),
+        "queue_count": queue_count,
+    }
+    for facet, metric in PROFILES.items():
+        size = pc.max_element_wise(sizes[facet], pa.scalar(1, pa.int64()))  # a null size is 1
+        bit_length = np.searchsorted(_POWERS_OF_TWO, size.to_numpy(), side="right")
+        bucket = _Labels(pc.cast(pa.array(bit_length, pa.int64()), pa.string()))
+        measured = _numpy(pc.and_(pc.invert(failed), pc.is_valid(rows[metric])))
+        counts.append(_count_metric(strategy, bucket, facet, metric, rows[metric], measured))
+        counts.append(_count_metric(strategy, bucket, facet, "size", size, measured))
+    return pa.concat_tables(counts)
+
+
+def timing_keys(values: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray[Any, np.dtype[Any]]:
+    """The key a timing is counted under: for x > 0 the nearest logarithmic bucket,
+    10^(round(log10(x) * TIMING_BUCKETS_PER_DECADE) / TIMING_BUCKETS_PER_DECADE), rounding
+    halves away from zero as Spark's round does; x itself otherwise."""
+    positive = values > 0
+    steps = np.log10(np.where(positive, values, 1.0)) * TIMING_BUCKETS_PER_DECADE
+    magnitude = np.abs(steps)
+    whole = np.floor(magnitude)
+    rounded = np.copysign(whole + (magnitude - whole >= 0.5), steps)
+    return np.where(positive, np.power(10.0, rounded / TIMING_BUCKETS_PER_DECADE), values)
+
+
+class _Labels:
+    """A string column as small integer codes into its distinct values (so that filtering and
+    grouping move integers, not strings)."""
+
+    def __init__(self, column: pa.ChunkedArray | pa.Array) -> None:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        encoded = pc.dictionary_encode(pc.cast(column, pa.string()))
+        self.values: pa.Array = encoded.dictionary
+        self.codes = _numpy(pc.fill_null(encoded.indices, len(self.values))).astype(np.int64)
+        self.values = pa.concat_arrays([self.values, pa.nulls(1, pa.string())])  # code of null
+
+
+def _numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray[Any, np.dtype[Any]]:
+    """A column without nulls as a numpy array."""
+    return np.asarray(column.to_numpy(zero_copy_only=False))
+
+
+def _count_metric(
+    strategy: _Labels,
+    group: _Labels,
+    facet: str,
+    metric: str,
+    values: pa.ChunkedArray | pa.Array,
+    measured: np.ndarray[Any, np.dtype[np.bool_]] | None,
+) -> pa.Table:
+    """The counts of one (facet, metric): the non-null `values` (where `measured`, if given)
+    counted per strategy, group and key (the value as a double, or a timing's bucket)."""
+    kept = _numpy(pc.is_valid(values))
+    if measured is not None:
+        kept &= measured
+    value = _numpy(pc.fill_null(pc.cast(values, pa.float64(), safe=False), 0.0))[kept]
+    groups = len(group.values)
+    code = (strategy.codes * groups + group.codes)[kept]
+    timing = metric in TIMING_METRICS
+    key = timing_keys(value) if timing else value
+    key = np.where(np.isnan(key), np.nan, key + 0.0)  # -0.0 + 0.0 is 0.0; one NaN
+    columns: dict[str, Any] = {"code": code, "key": key}
+    aggregations: list[tuple[Any, str]] = [([], "count_all")]
+    if timing:
+        columns["timing"] = value
+        columns["timing_square"] = value * value
+        aggregations += [("timing", "max"), ("timing", "sum"), ("timing_square", "sum")]
+    grouped = pa.table(columns).group_by(["code", "key"], use_threads=False).aggregate(aggregations)
+    grouped_code = _numpy(grouped["code"])
+    size = grouped.num_rows
+    absent = pa.nulls(size, pa.float64())
+    return pa.table(
+        {
+            "strategy": strategy.values.take(pa.array(grouped_code // groups)),
+            "facet": pa.repeat(pa.scalar(facet, pa.string()), size),
+            "group": group.values.take(pa.array(grouped_code % groups)),
+            "metric": pa.repeat(pa.scalar(metric, pa.string()), size),
+            "key": grouped["key"],
+            "count": grouped["count_all"],
+            "timing_max": grouped["timing_max"] if timing else absent,
+            "timing": grouped["timing_sum"] if timing else absent,
+            "timing_square": grouped["timing_square_sum"] if timing else absent,
+        },
+        schema=COUNT_SCHEMA,
+    )
+
+
+def _merge(counts: pa.Table | None, more: pa.Table) -> pa.Table:
+    """`counts` and `more` (COUNT_SCHEMA) as one table: each value once, its counts and timing
+    sums added, its timing maximum the larger."""
+    if counts is None:
+        return more
+    merged = (
+        pa.concat_tables([counts, more])
+        .group_by([*GROUP, "key"], use_threads=False)
+        .aggregate(list(_MERGED))
+    )
+    columns = {name: merged[name] for name in (*GROUP, "key")}
+    columns.update({name: merged[f"{name}_{function}"] for name, function in _MERGED})
+    return pa.table(columns, schema=COUNT_SCHEMA)

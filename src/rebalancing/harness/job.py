@@ -1,12 +1,17 @@
 """The Spark glue of the harness (the only module that imports pyspark).
 
-spark.range(n) of scenario indices -> mapInArrow, where each partition scores its scenarios
-with the pure-Python core and hands back Arrow batches -> how often each value of each metric
-occurs per strategy and change kind (and per strategy over all changes), with exact sums ->
-per group, the statistics -> Parquet, summary.md, summary.csv, run.json, figures, report.html.
-Counts of values and exact decimal sums merge the same way however the rows are partitioned, so
-every aggregate but the timings (counted by logarithmic bucket) is the same for any
-partitioning at any scale, percentiles included.
+spark.range(n) of scenario indices -> one mapInArrow, where each partition scores its scenarios
+with the pure-Python core and counts the values of their rows itself (pyarrow and numpy:
+rebalancing.harness.columns.count_values), handing Spark only a table of counts per partition
+(how often each value of each metric occurs per strategy and change kind, and per size bucket),
+not the rows -> Spark adds up the counts of each value over the partitions, per change kind
+and over all of a strategy's changes (grouping sets), with exact sums -> per group, the
+statistics -> Parquet, summary.md, summary.csv, run.json, figures, report.html. Counts of
+values and exact decimal sums merge the same way however the rows are partitioned, so every
+aggregate but the timings (counted by logarithmic bucket) is the same for any partitioning at
+any scale, percentiles included. With `--raw` the rows are scored by a rows-producing
+mapInArrow, written to rows.parquet, read back and counted by a mapInArrow of the same counting
+function, so the aggregates are the same as without it.
 
 The same job runs on an embedded local[*] Spark, under spark-submit on a cluster, and through a
 Spark Connect server (`--remote sc://...`): the package and a user's strategy modules go to the
@@ -37,7 +42,17 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS
-from rebalancing.harness.columns import ROW_SCHEMA, SPARK_DDL, score_arrow_partition
+from rebalancing.harness.columns import (
+    COUNT_DDL,
+    GROUP,
+    ROW_SCHEMA,
+    SPARK_DDL,
+    TIMING_BUCKETS_PER_DECADE,
+    TIMING_METRICS,
+    count_partition,
+    score_and_count_partition,
+    score_arrow_partition,
+)
 from rebalancing.harness.options import HarnessOptions
 from rebalancing.harness.reports import STATISTICS, write_reports
 from rebalancing.harness.shipping import ShippingPlan, plan_shipping
@@ -104,11 +119,10 @@ def default_partitions(scenarios: int, parallelism: int) -> int:
     return max(2 * parallelism, -(-scenarios // SCENARIOS_PER_PARTITION))
 
 
-def score_rows(spark: SparkSession, options: HarnessOptions, partitions: int) -> DataFrame:
-    """One row per (scenario, step, strategy), computed in `partitions` partitions."""
-    indices = spark.range(0, options.scenarios, numPartitions=partitions)
-    scorer = functools.partial(
-        score_arrow_partition,
+def _scorer(function: Any, options: HarnessOptions) -> Any:
+    """`function` (a mapInArrow function over scenario indices) bound to the run's parameters."""
+    return functools.partial(
+        function,
         base_seed=options.seed,
         strategy_specs=options.strategies,
         settings=options.settings,
@@ -116,30 +130,30 @@ def score_rows(spark: SparkSession, options: HarnessOptions, partitions: int) ->
         views=options.views,
         view_settings=options.view_settings,
     )
-    return indices.mapInArrow(scorer, SPARK_DDL)
 
 
-TIMING_METRICS = frozenset({"assign_micros"})
-"""Metrics that differ from run to run anyway: summed as doubles, and counted by logarithmic
-bucket rather than by value (TIMING_BUCKETS_PER_DECADE), so their percentiles are approximate."""
+def score_rows(spark: SparkSession, options: HarnessOptions, partitions: int) -> DataFrame:
+    """One row per (scenario, step, strategy), computed in `partitions` partitions: what `--raw`
+    writes (otherwise the partitions count the rows' values as they score them, score_counts)."""
+    indices = spark.range(0, options.scenarios, numPartitions=partitions)
+    return indices.mapInArrow(_scorer(score_arrow_partition, options), SPARK_DDL)
 
-TIMING_BUCKETS_PER_DECADE = 500
-"""A timing is counted at the nearest of 500 logarithmic steps per power of ten, so its
-percentiles are within 0.23% of the exact ones (a step is a factor of 10^(1/500)); its count,
-mean, standard deviation and maximum come from the values themselves."""
+
+def score_counts(spark: SparkSession, options: HarnessOptions, partitions: int) -> DataFrame:
+    """The counts of the values of the score rows (COUNT_SCHEMA), scored and counted in one
+    mapInArrow over `partitions` partitions: a few count tables per partition, a value that
+    several partitions hold in each of them."""
+    indices = spark.range(0, options.scenarios, numPartitions=partitions)
+    return indices.mapInArrow(_scorer(score_and_count_partition, options), COUNT_DDL)
+
+
+def count_rows(rows: DataFrame) -> DataFrame:
+    """The counts of the values of score rows already scored (`--raw`, read back from Parquet),
+    by the same counting function as score_counts."""
+    return rows.mapInArrow(count_partition, COUNT_DDL)
+
 
 PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
-
-PROFILES = {"group_size": "releases", "queue_count": "assign_micros"}
-"""The size profiles the harness computes itself (it collects no rows): facet -> metric. Each
-row that did not fail counts its metric, and its size (queues x consumers, or queues) as the
-metric "size", under the power-of-two bucket of that size (its bit length), so that a plot
-draws the median metric against the median size of each bucket, as
-rebalancing.evaluation.plots does from the pure-Python path's rows."""
-
-GROUP = ("strategy", "facet", "group", "metric")
-"""What a distribution is of: a metric per (strategy, change kind) under the facet "change", or
-per (strategy, size bucket) under a profile's facet."""
 
 SUM_COLUMNS = (
     "integral",
@@ -165,58 +179,15 @@ FRACTION_METRICS = tuple(
 )
 
 
-def _entry(facet: str, group: Column, metric: str, value: Column) -> Column:
-    """One value of a row as a (facet, group, metric) entry: its key (the value itself, or for a
-    timing its logarithmic bucket) and, for a timing only, the value to sum and take the
-    maximum of (the other metrics get theirs exactly from the key and its count)."""
-    double = value.cast("double")
-    if metric in TIMING_METRICS:
-        steps = F.lit(float(TIMING_BUCKETS_PER_DECADE))
-        bucket = F.pow(F.lit(10.0), F.round(F.log10(double) * steps) / steps)
-        key, timing = F.when(double > 0, bucket).otherwise(double), double
-    else:
-        key, timing = double, F.lit(None).cast("double")
-    return F.struct(
-        F.lit(facet).alias("facet"),
-        group.alias("group"),
-        F.lit(metric).alias("metric"),
-        key.alias("key"),
-        timing.alias("timing"),
-    )
-
-
-def value_counts(rows: DataFrame) -> DataFrame:
+def value_counts(counts: DataFrame) -> DataFrame:
     """How often each value (key) of each metric occurs per group (GROUP), per change kind and
-    over all of a strategy's changes (group ALL_CHANGES), with its exact sums: counts merge the
-    same way whatever the partitioning, so everything computed from them but the timings does
-    not depend on it. One pass over the rows (they are scored once): each row only counts its
-    values; the sums are taken from the counts, a table of distinct values."""
-    entries = [_entry("change", F.col("change"), metric, F.col(metric)) for metric in METRICS]
-    sizes = {
-        "group_size": F.col("queue_count") * F.col("consumer_count"),
-        "queue_count": F.col("queue_count"),
-    }
-    succeeded = ~F.coalesce(F.col("failed"), F.lit(False))
-    for facet, metric in PROFILES.items():
-        size = F.greatest(sizes[facet], F.lit(1))
-        bucket = F.length(F.bin(size)).cast("string")  # the bit length of the size
-        measured = succeeded & F.col(metric).isNotNull()
-        entries.append(_entry(facet, bucket, metric, F.when(measured, F.col(metric))))
-        entries.append(_entry(facet, bucket, "size", F.when(measured, size)))
-    exploded = rows.select("strategy", F.explode(F.array(*entries)).alias("entry"))
-    counted = (
-        exploded.select("strategy", "entry.*")
-        .where(F.col("key").isNotNull())
-        .groupBy(*GROUP, "key")
-        .agg(
-            F.count(F.lit(1)).alias("count"),
-            F.max("timing").alias("timing_max"),
-            F.sum("timing").alias("timing"),
-            F.sum(F.col("timing") * F.col("timing")).alias("timing_square"),
-        )
-    )
-    # Per change kind, and over every change (group null in the second grouping set).
-    merged = counted.groupingSets(
+    over all of a strategy's changes (group ALL_CHANGES), with its exact sums, from the
+    partitions' counts (score_counts or count_rows): counts merge the same way whatever the
+    partitioning, so everything computed from them but the timings does not depend on it. The
+    sums are taken from the counts, a table of distinct values."""
+    # The partitions' counts of a value added up, per change kind and over every change (group
+    # null in the second grouping set): one aggregation, one shuffle of the count tables.
+    merged = counts.groupingSets(
         [["strategy", "facet", "group", "metric", "key"], ["strategy", "facet", "metric", "key"]],
         "strategy",
         "facet",
@@ -258,14 +229,14 @@ def _exact_sums() -> list[Column]:
     ]
 
 
-def distributions(rows: DataFrame) -> DataFrame:
+def distributions(counts: DataFrame) -> DataFrame:
     """Per group: the count, the exact sums, the maximum, and for each percentile the two values
     it lies between and the weight of the upper one (linear interpolation between closest ranks,
     as Spark's and numpy's exact percentiles), found by running sums over the sorted value
     counts. A few rows per group; `finish` turns them into statistics on the driver."""
-    counts = value_counts(rows)
+    counted = value_counts(counts)
     through = Window.partitionBy(*GROUP).orderBy("key").rowsBetween(Window.unboundedPreceding, 0)
-    ranked = counts.withColumn("through", F.sum("count").over(through)).withColumn(
+    ranked = counted.withColumn("through", F.sum("count").over(through)).withColumn(
         "total", F.sum("count").over(Window.partitionBy(*GROUP))
     )
     first_rank, last_rank = F.col("through") - F.col("count"), F.col("through") - 1
@@ -392,12 +363,13 @@ PROFILE_SCHEMA = pa.schema(
 
 
 def collect_aggregates(
-    rows: DataFrame, out: Path
+    counts: DataFrame, out: Path
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Compute the distributions once, bring them to the driver as Arrow (a few rows per
-    strategy, change kind and metric, however many scenarios), and write the aggregates and
-    the size profiles to `out`/aggregates.parquet and `out`/profiles.parquet from there."""
-    aggregates, profiles = finish(distributions(rows).toArrow().to_pylist())
+    """Compute the distributions of the value counts `counts` once, bring them to the driver as
+    Arrow (a few rows per strategy, change kind and metric, however many scenarios), and write
+    the aggregates and the size profiles to `out`/aggregates.parquet and `out`/profiles.parquet
+    from there."""
+    aggregates, profiles = finish(distributions(counts).toArrow().to_pylist())
     _write_parquet(aggregates, AGGREGATE_SCHEMA, out / "aggregates.parquet")
     _write_parquet(profiles, PROFILE_SCHEMA, out / "profiles.parquet")
     return aggregates, profiles
@@ -413,12 +385,14 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
     partitions = options.partitions or default_partitions(
         options.scenarios, default_parallelism(session)
     )
-    rows = score_rows(session, options, partitions)
     out = options.out.resolve()
     if options.raw:
+        rows = score_rows(session, options, partitions)
         rows.write.mode("overwrite").parquet(str(out / "rows.parquet"))
-        rows = session.read.parquet(str(out / "rows.parquet"))
-    aggregates, profiles = collect_aggregates(rows, out)
+        counts = count_rows(session.read.parquet(str(out / "rows.parquet")))
+    else:
+        counts = score_counts(session, options, partitions)
+    aggregates, profiles = collect_aggregates(counts, out)
     wall = time.perf_counter() - started
     run_info: dict[str, Any] = {
         "scenarios": options.scenarios,
