@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from rebalancing.evaluation.aggregates import summarise
 from rebalancing.evaluation.replay import score_scenarios
 from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings, generate_scenarios
+from rebalancing.harness.local_cluster import LOOPBACK
 from rebalancing.harness.options import HarnessOptions, parse_options
 from rebalancing.strategies import STRATEGIES, Strategy
 
@@ -87,6 +88,7 @@ def main() -> None:
 
     if "spark" in runners:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)  # the driver's ports on loopback only
         from pyspark.sql import SparkSession
 
         from rebalancing.harness.job import run

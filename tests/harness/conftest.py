@@ -20,7 +20,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from rebalancing.harness.job import run
-from rebalancing.harness.local_cluster import ConnectServer, StandaloneCluster
+from rebalancing.harness.local_cluster import LOOPBACK, ConnectServer, StandaloneCluster
 from rebalancing.harness.options import parse_options
 from tests.harness.spark_runs import (
     CLUSTER_RUN,
@@ -35,6 +35,7 @@ from tests.harness.spark_runs import (
 def spark() -> Iterator[SparkSession]:
     """An embedded local[2] Spark for the whole session (UI off, few shuffle partitions)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)  # the driver's ports on loopback only
     session = (
         SparkSession.builder.master("local[2]")
         .appName("rebalancing-tests")

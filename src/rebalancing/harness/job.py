@@ -53,6 +53,7 @@ from rebalancing.harness.columns import (
     score_and_count_partition,
     score_arrow_partition,
 )
+from rebalancing.harness.local_cluster import LOOPBACK
 from rebalancing.harness.options import HarnessOptions
 from rebalancing.harness.reports import STATISTICS, write_reports
 from rebalancing.harness.shipping import ShippingPlan, plan_shipping
@@ -79,6 +80,10 @@ def build_session(options: HarnessOptions) -> SparkSession:
         builder = builder.master("local[*]")
     if not submitted:  # embedded: the workers run this interpreter, with this environment
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if (options.master or "local[*]").startswith("local"):
+            # the driver's ports and its web UI on the loopback address only (Spark picks the
+            # first interface's otherwise); a caller's own SPARK_LOCAL_IP wins
+            os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     builder = builder.config("spark.ui.showConsoleProgress", "true")
     return builder.getOrCreate()
 
