@@ -133,26 +133,12 @@ def score_arrow_partition(
 
 
 def score_and_count_partition(
-    batches: Iterator[pa.RecordBatch],
-    base_seed: int,
-    strategy_specs: tuple[str, ...],
-    settings: ScenarioSettings,
-    scenarios_per_batch: int,
-    views: str = "broker",
-    view_settings: ViewSettings | None = None,
+    batches: Iterator[pa.RecordBatch], **parameters: Any
 ) -> Iterator[pa.RecordBatch]:
     """The job's mapInArrow function: batches of scenario indices (column `id`) in, the counts of
-    the values of their score rows out (count_values), so the rows never reach Spark."""
-    rows = score_arrow_partition(
-        batches,
-        base_seed,
-        strategy_specs,
-        settings,
-        scenarios_per_batch,
-        views,
-        view_settings,
-    )
-    yield from count_values(rows)
+    the values of their score rows out (count_values), so the rows never reach Spark.
+    `parameters` are score_arrow_partition's, by keyword."""
+    yield from count_values(score_arrow_partition(batches, **parameters))
 
 
 def count_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
