@@ -95,12 +95,29 @@ class CheckedPlan(Mapping[ConsumerT, tuple[QueueT, ...]], Generic[QueueT, Consum
 
     __slots__ = ("_owner", "_queues_of")
 
+    _owner: dict[QueueT, ConsumerT] | None  # None: not inverted yet (see `of_checked_lists`)
+
     def __init__(self, plan: Mapping[ConsumerT, Iterable[QueueT]] | None) -> None:
         self._queues_of, self._owner = _checked_inversion(plan)
+
+    @classmethod
+    def of_checked_lists(
+        cls, plan: Mapping[ConsumerT, Sequence[QueueT]]
+    ) -> CheckedPlan[QueueT, ConsumerT]:
+        """A CheckedPlan of `plan` for a caller that has made the checks itself, by other
+        means: every queue hashable and none held twice. The scoring core's compiled path
+        proves both for integer queue ids without a dict; the inversion, which a strategy that
+        ignores `previous` never reads, is then made only when `owner` is first read."""
+        checked: CheckedPlan[QueueT, ConsumerT] = cls.__new__(cls)
+        checked._queues_of = dict(zip(plan, map(tuple, plan.values()), strict=True))
+        checked._owner = None
+        return checked
 
     @property
     def owner(self) -> Mapping[QueueT, ConsumerT]:
         """queue -> the consumer holding it (to be read, never changed)."""
+        if self._owner is None:
+            self._owner = _owner_of(self._queues_of)
         return self._owner
 
     def __getitem__(self, consumer: ConsumerT) -> tuple[QueueT, ...]:
@@ -173,8 +190,10 @@ class Group(Generic[QueueT, ConsumerT]):
         if not previous:
             return {}
         present_consumers = set(self.consumers)
-        owner = previous.owner  # every previous queue still exists when Q holds as many of them
-        if operator.countOf(map(owner.__contains__, self.queues), True) == len(owner):
+        queue_set = set(self.queues)  # not previous.owner: a CheckedPlan may not be inverted yet
+        previous_queues = chain.from_iterable(previous.values())
+        still_there = operator.countOf(map(queue_set.__contains__, previous_queues), True)
+        if still_there == sum(map(len, previous.values())):  # every previous queue still exists
             if present_consumers.issuperset(previous.keys()):
                 return dict(previous.items())
             return {
@@ -182,9 +201,8 @@ class Group(Generic[QueueT, ConsumerT]):
                 for consumer, owned in previous.items()
                 if consumer in present_consumers
             }
-        still_there = set(self.queues).__contains__
         return {
-            consumer: tuple(filter(still_there, owned))
+            consumer: tuple(filter(queue_set.__contains__, owned))
             for consumer, owned in previous.items()
             if consumer in present_consumers
         }
@@ -342,14 +360,21 @@ def _inverted_at_c_speed(
     queues_of: dict[ConsumerT, tuple[QueueT, ...]] = dict(
         zip(previous, map(tuple, previous.values()), strict=True)
     )
-    holder_of_each = chain.from_iterable(map(repeat, queues_of, map(len, queues_of.values())))
     try:
-        owner = dict(zip(chain.from_iterable(queues_of.values()), holder_of_each, strict=True))
+        owner = _owner_of(queues_of)
     except TypeError:  # an unhashable queue
         return None
     if len(owner) != sum(map(len, queues_of.values())):  # a queue held twice
         return None
     return queues_of, owner
+
+
+def _owner_of(
+    queues_of: Mapping[ConsumerT, tuple[QueueT, ...]],
+) -> dict[QueueT, ConsumerT]:
+    """queue -> consumer of `queues_of`, at C speed (a queue held twice: its last holder)."""
+    holder_of_each = chain.from_iterable(map(repeat, queues_of, map(len, queues_of.values())))
+    return dict(zip(chain.from_iterable(queues_of.values()), holder_of_each, strict=True))
 
 
 def _raise_for_first_bad_owner(read: list[tuple[Any, Iterable[Any]]]) -> NoReturn:

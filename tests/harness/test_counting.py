@@ -13,13 +13,21 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
 from rebalancing.evaluation.aggregates import METRICS
 from rebalancing.evaluation.replay import ScoreRow, score_scenarios
 from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
-from rebalancing.harness.columns import COUNT_SCHEMA, count_values, rows_to_batch, timing_keys
+from rebalancing.harness.columns import (
+    COUNT_SCHEMA,
+    ROW_SCHEMA,
+    count_values,
+    rows_to_batch,
+    timing_keys,
+)
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES
 
 SETTINGS = ScenarioSettings(queue_range=(1, 120), consumer_range=(1, 24), change_count_range=(1, 4))
@@ -170,9 +178,72 @@ def test_the_counts_are_those_of_a_plain_count_of_the_rows(
         assert len(set(values)) < len(values)
 
 
+_NANS = [math.nan, -math.nan, struct.unpack("<d", NAN_PAYLOAD)[0]]
+_FRACTIONS = st.sampled_from([None, 0.0, -0.0, 0.5, math.inf, *_NANS]) | st.floats(-1e100, 1e100)
+_INTEGERS = st.sampled_from([None, 0, 1, 2, 7]) | st.integers(-(2**62), 2**62)
+_SIZES = st.sampled_from([0, 1, 2, 3, 5, 2**21 + 1, 2**31 - 1])
+_TIMINGS = st.sampled_from([0.0, -0.0, -4.0, 0.3, 1.0, 10.0]) | st.floats(1e-3, 1e8)
+
+
+def _row(**values: Any) -> ScoreRow:
+    """A row of these values, 0 in every field without a default."""
+    fields = dataclasses.fields(ScoreRow)
+    required = [field.name for field in fields if field.default is dataclasses.MISSING]
+    return ScoreRow(**(dict.fromkeys(required, 0) | values))
+
+
+_METRIC_VALUES = {
+    metric: _FRACTIONS if pa.types.is_floating(ROW_SCHEMA.field(metric).type) else _INTEGERS
+    for metric in METRICS
+} | {
+    "assign_micros": _TIMINGS,
+    "converged": st.sampled_from([None, True, False]),
+    "failed": st.sampled_from([None, True, False]),
+}
+"""Each metric's values: some that repeat (so that counts add up), nulls, NaNs, -0.0 and
+integers beyond a double's exact ones; none whose square the plain count's sums would
+overflow, and no NaN timings (no two NaNs have a comparable sum)."""
+
+_ROWS = st.lists(
+    st.builds(
+        _row,
+        strategy=st.sampled_from(["a", "b", "sticky"]),
+        change=st.sampled_from(["join", "leave", "initial"]),
+        queue_count=_SIZES,
+        consumer_count=_SIZES,
+        **_METRIC_VALUES,
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_ROWS, st.integers(1, 40), st.integers(1, 400))
+def test_any_rows_are_counted_as_a_plain_count_of_them_however_they_are_flushed(
+    rows: list[ScoreRow], rows_per_count: int, counts_per_table: int
+) -> None:
+    """Every metric's column counted in one hash per flush, the timings in one group-by, and
+    the count tables merged all at once: the counts of a row-by-row count, with nulls, NaNs,
+    -0.0, values beyond a double's exact integers and all-null columns among the rows."""
+    batches = [rows_to_batch(rows[start : start + 7]) for start in range(0, len(rows), 7)]
+    counted = list(count_values(batches, rows_per_count, counts_per_table))
+    assert all(batch.schema == COUNT_SCHEMA for batch in counted)
+    _assert_equal_counts(_counted(counted), _oracle(rows))
+    one_table = pa.Table.from_batches(count_values(batches, rows_per_count), schema=COUNT_SCHEMA)
+    values = [(*list(row.values())[:4], repr(row["key"])) for row in one_table.to_pylist()]
+    assert len(set(values)) == len(values)  # every NaN of a group as one value
+    assert not [value for value in values if value[4] == "-0.0"]  # counted as 0.0
+
+
 def test_no_rows_give_no_counts() -> None:
     assert list(count_values([])) == []
     assert list(count_values([rows_to_batch([])])) == []
+
+
+def test_rows_without_any_metric_give_no_counts() -> None:
+    nothing = _row(strategy="a", change="join", queue_count=3, consumer_count=2)
+    rows = [dataclasses.replace(nothing, **dict.fromkeys(METRICS)) for _ in range(3)]
+    assert list(count_values([rows_to_batch(rows)])) == []
 
 
 def test_a_timing_halfway_between_buckets_goes_to_the_one_away_from_zero() -> None:

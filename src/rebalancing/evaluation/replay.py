@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rebalancing.contract import (
     AssignFunction,
@@ -51,6 +51,14 @@ from rebalancing.evaluation.views import (
     step_rng,
 )
 from rebalancing.strategies import Strategy
+from rebalancing.strategies.sac import default_engine
+
+if TYPE_CHECKING:
+    from rebalancing.evaluation.compiled_scores import ConsumerNumbers, IntegerGroup, Owners
+
+ENGINES = ("kernel", "reference")
+"""How the scores are counted: compiled where the plans allow it (rebalancing.evaluation.
+compiled_scores, numba), or always with the reference (rebalancing.evaluation.scores)."""
 
 
 @dataclass(slots=True)
@@ -140,9 +148,12 @@ class _Group:
     consumers: tuple[Any, ...]
     queue_set: frozenset[Any]
     consumer_set: frozenset[Any]
+    integers: IntegerGroup | None = None  # the group as the compiled scores take it
 
     @staticmethod
-    def of(step: Step, before: _Group | None) -> _Group:
+    def of(step: Step, before: _Group | None, numbers: ConsumerNumbers | None = None) -> _Group:
+        """The step's group; with `numbers` (the scenario's consumer numbers), also as the
+        compiled scores take it, when they can."""
         if before is not None and (
             step.queues is before.step.queues or step.queues == before.step.queues
         ):
@@ -157,7 +168,16 @@ class _Group:
         else:
             consumers = _checked_ids(step.consumers, "consumer")
             consumer_set = frozenset(step.consumers)
-        return _Group(step, queues, consumers, queue_set, consumer_set)
+        integers = None
+        if numbers is not None and type(queues) is SortedIds and type(consumers) is SortedIds:
+            from rebalancing.evaluation.compiled_scores import IntegerGroup
+
+            earlier = before.integers if before is not None else None
+            if earlier is not None and earlier.queue_set is queue_set:
+                integers = earlier.with_consumers(consumers, consumer_set, numbers)
+            else:
+                integers = IntegerGroup.of(queues, queue_set, consumers, consumer_set, numbers)
+        return _Group(step, queues, consumers, queue_set, consumer_set, integers)
 
 
 def _checked_ids(ids: tuple[Any, ...], kind: str) -> tuple[Any, ...]:
@@ -183,6 +203,9 @@ class _Runner:
         # exact); None: read `plan` when needed
         self.previous_reading: PreviousReading | None = read_previous(None)
         self.outcome: ViewOutcome | None = None  # what the last client-side rebalance cost
+        # the plan in force as the compiled scores read a previous plan; None: not known to
+        # them (the reference engine, or a plan they could not read), so the reference scores
+        self.owners: Owners | None = None
 
     def rebalance(
         self, group: _Group, views: _ClientViews | None
@@ -246,44 +269,65 @@ def score_scenario(
     strategies: Mapping[str, Strategy | AssignFunction],
     views: str = "broker",
     view_settings: ViewSettings | None = None,
+    engine: str | None = None,
 ) -> Iterator[ScoreRow]:
     """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order.
 
     `views="client"` runs every client-side strategy on each consumer's own, possibly stale, view
     (rebalancing.evaluation.views); the others run broker-side as always, and rows say which.
+    `engine` counts the scores compiled ("kernel", the default when numba is installed) or with
+    the reference ("reference"): the rows are the same (ENGINES).
     """
     if views not in VIEW_MODES:
         raise ValueError(f"unknown views {views!r}; known: {', '.join(VIEW_MODES)}")
+    chosen_engine = default_engine() if engine is None else engine
+    if chosen_engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
     settings = view_settings or ViewSettings()
     seed = scenario_seed(scenario.base_seed, scenario.index)
     runners = {
         name: _Runner(strategy, seed) for name, strategy in as_strategies(strategies).items()
     }
+    numbers: ConsumerNumbers | None = None
+    if chosen_engine == "kernel":
+        from rebalancing.evaluation.compiled_scores import NO_PLAN, ConsumerNumbers
+
+        numbers = ConsumerNumbers()
+        for runner in runners.values():
+            runner.owners = NO_PLAN
     before: _Group | None = None
     for step in scenario.steps():
-        group = _Group.of(step, before)
+        group = _Group.of(step, before, numbers)
         client_views = None
         if views == "client" and before is not None:
             lags = draw_lags(step.consumers, settings, step_rng(seed, step.index))
             client_views = _ClientViews(before.step.queues, before.step.consumers, lags)
         before = group
         for name, runner in runners.items():
-            previous = runner.previous_reading
-            if previous is None:
-                previous = read_previous(runner.plan)
+            plan_before, previous = runner.plan, runner.previous_reading
             on_clients = views == "client" and runner.session is None
             on_clients = on_clients and runner.strategy.client_side
             plan, run, error, elapsed = runner.rebalance(
                 group, client_views if on_clients else None
             )
             outcome = runner.outcome
-            checked = _checked(plan) if error is None else None
-            reading, scores = read_and_score(
-                group.queue_set, group.consumer_set, previous, plan if checked is None else checked
-            )
-            if error is None:
-                runner.previous = plan if checked is None else checked
-                runner.previous_reading = reading.as_previous() if reading.exact else None
+            scored = _scored_compiled(runner, group, plan, numbers) if error is None else None
+            if scored is not None:
+                scores = scored
+            else:
+                if previous is None:
+                    previous = read_previous(plan_before)
+                checked = _checked(plan) if error is None else None
+                reading, scores = read_and_score(
+                    group.queue_set,
+                    group.consumer_set,
+                    previous,
+                    plan if checked is None else checked,
+                )
+                if error is None:
+                    runner.previous = plan if checked is None else checked
+                    runner.previous_reading = reading.as_previous() if reading.exact else None
+                    runner.owners = None  # a plan the compiled scores did not read
             if error:  # no plan: balance and stickiness are undefined, not perfect
                 scores = replace(
                     scores, balance_degree=None, spread=None, stickiness=None, stickiness_gap=None
@@ -316,6 +360,25 @@ def score_scenario(
             )
 
 
+def _scored_compiled(
+    runner: _Runner, group: _Group, plan: dict[Any, list[Any]], numbers: ConsumerNumbers | None
+) -> Scores | None:
+    """The scores of a new plan in force from the compiled path, when it can read both it and
+    the previous one (rebalancing.evaluation.compiled_scores); the runner then holds the plan
+    as a CheckedPlan that is inverted only if its strategy reads the owners."""
+    if runner.owners is None or group.integers is None or numbers is None:
+        return None
+    from rebalancing.evaluation.compiled_scores import score_exact
+
+    scored = score_exact(group.integers, plan, runner.owners, numbers)
+    if scored is None:
+        return None
+    scores, runner.owners = scored
+    runner.previous = CheckedPlan.of_checked_lists(plan)
+    runner.previous_reading = None  # read `plan` if the reference needs it
+    return scores
+
+
 def _checked(plan: dict[Any, list[Any]]) -> CheckedPlan[Any, Any] | None:
     """`plan` checked as a previous plan, or None when it holds a queue twice or an unhashable
     one (the scores count those; the next step's strategy refuses such a previous)."""
@@ -341,7 +404,8 @@ def score_scenarios(
     strategies: Mapping[str, Strategy | AssignFunction],
     views: str = "broker",
     view_settings: ViewSettings | None = None,
+    engine: str | None = None,
 ) -> Iterator[ScoreRow]:
     """Rows for every scenario in turn, lazily (one scenario's state in memory at a time)."""
     for scenario in scenarios:
-        yield from score_scenario(scenario, strategies, views, view_settings)
+        yield from score_scenario(scenario, strategies, views, view_settings, engine)

@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import filterfalse, repeat
-from typing import Any, TypeAlias, cast
+from typing import Any, NamedTuple, TypeAlias, cast
 
 from rebalancing.contract import CheckedPlan
 
@@ -71,8 +71,11 @@ def balance_degree(counts: Iterable[int]) -> float | None:
     values = list(counts)
     if not values:
         return None
-    count, total = len(values), sum(values)
-    squares = sum(map(operator.mul, values, values))
+    return _balance(len(values), sum(values), sum(map(operator.mul, values, values)))
+
+
+def _balance(count: int, total: int, squares: int) -> float:
+    """`balance_degree` from the exact sums of the counts and of their squares (count > 0)."""
     return math.sqrt((count * squares - total * total) / (count * count))
 
 
@@ -321,29 +324,79 @@ def _scores(
     queue_set, counts = reading.queue_set, reading.counts
     held_by = _held_by(queue_set, previous)  # previous consumer -> its queues still in Q
     keepable = list(map(held_by.get, consumer_set, repeat(0)))  # the same for each one of C
-    previously_held, held_by_present = sum(held_by.values()), sum(keepable)
-    revocations = previously_held - kept
-    moves = held_by_present - kept_by_present
-
-    stickiness = optimal = gap = None
-    if queue_set and previous.owner:
-        best = _optimum(len(queue_set), keepable)
-        stickiness = kept / len(queue_set)
-        optimal = best / len(queue_set)
-        gap = (best - kept) / len(queue_set)
-    return Scores(
-        balance_degree=balance_degree(counts),
-        spread=max(counts) - min(counts) if counts else 0,
-        stickiness=stickiness,
-        optimal_stickiness=optimal,
-        stickiness_gap=gap,
+    count_sums = None
+    if counts:
+        squares = sum(map(operator.mul, counts, counts))
+        count_sums = CountSums(len(counts), sum(counts), squares, min(counts), max(counts))
+    return scores_from_counts(
+        len(queue_set),
+        count_sums,
+        best=_optimum(len(queue_set), keepable),
+        previously_held=sum(held_by.values()),
+        held_by_present=sum(keepable),
         kept=kept,
-        moves=moves,
-        revocations=revocations,
+        kept_by_present=kept_by_present,
+        has_previous=bool(previous.owner),
         orphans=len(queue_set) - len(reading.holders),
         duplicates=reading.duplicates,
         unknown_queues=reading.unknown_queues,
         unknown_consumers=reading.unknown_consumers,
+    )
+
+
+class CountSums(NamedTuple):
+    """The per-consumer counts of a plan over C (C not empty) as the scores use them."""
+
+    consumers: int
+    total: int
+    squares: int  # the sum of the squared counts
+    lowest: int
+    highest: int
+
+
+def scores_from_counts(
+    queue_count: int,
+    count_sums: CountSums | None,
+    *,
+    best: int,
+    previously_held: int,
+    held_by_present: int,
+    kept: int,
+    kept_by_present: int,
+    has_previous: bool,
+    orphans: int,
+    duplicates: int = 0,
+    unknown_queues: int = 0,
+    unknown_consumers: int = 0,
+) -> Scores:
+    """The scores from the counts they are made of, however they were counted (here from
+    dicts; in rebalancing.evaluation.compiled_scores from arrays): the per-consumer counts'
+    sums (None for no consumers), `best` (`_optimum` of the consumers' keepable counts),
+    `previously_held` (the queues of Q that P held, departed consumers included),
+    `held_by_present` (those held by a consumer of C), `kept` and `kept_by_present` (see
+    `_scores`), and whether P held any queue at all."""
+    stickiness = optimal = gap = None
+    if queue_count and has_previous:
+        stickiness = kept / queue_count
+        optimal = best / queue_count
+        gap = (best - kept) / queue_count
+    balance = spread = None
+    if count_sums is not None:
+        consumers, total, squares, lowest, highest = count_sums
+        balance, spread = _balance(consumers, total, squares), highest - lowest
+    return Scores(
+        balance_degree=balance,
+        spread=spread if spread is not None else 0,
+        stickiness=stickiness,
+        optimal_stickiness=optimal,
+        stickiness_gap=gap,
+        kept=kept,
+        moves=held_by_present - kept_by_present,
+        revocations=previously_held - kept,
+        orphans=orphans,
+        duplicates=duplicates,
+        unknown_queues=unknown_queues,
+        unknown_consumers=unknown_consumers,
     )
 
 

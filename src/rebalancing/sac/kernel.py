@@ -696,20 +696,47 @@ def _columns_from(
             new_activated[queue] = activated[old_queue]
             new_fresh[queue] = fresh[old_queue]
     # Each entry written once (the arrays are not filled first): at 4,096 queues x 256 apps
-    # these are megabytes, and the copy is a good part of a queue change.
+    # these are megabytes, and the copy is a good part of a queue change. The new columns come
+    # in runs (old queues in a row, or new queues), so each row is copied run by run, in
+    # contiguous slices without a branch per entry.
+    run_starts, run_sources = _runs_of(source)
     new_next = np.empty((slot_count, queue_count), dtype=np.int32)
     new_prev = np.empty((slot_count, queue_count), dtype=np.int32)
     for slot in range(slot_count):
         empty = SENTINEL if slot == SENTINEL else ABSENT  # a new queue's FIFO is empty
-        for queue in range(queue_count):
-            old_queue = source[queue]
-            if old_queue >= 0:
-                new_next[slot, queue] = fifo_next[slot, old_queue]
-                new_prev[slot, queue] = fifo_prev[slot, old_queue]
+        for run in range(run_sources.shape[0]):
+            start, end, old_start = run_starts[run], run_starts[run + 1], run_sources[run]
+            if old_start >= 0:
+                old_end = old_start + end - start
+                new_next[slot, start:end] = fifo_next[slot, old_start:old_end]
+                new_prev[slot, start:end] = fifo_prev[slot, old_start:old_end]
             else:
-                new_next[slot, queue] = empty
-                new_prev[slot, queue] = empty
+                new_next[slot, start:end] = empty
+                new_prev[slot, start:end] = empty
     return new_active, new_next, new_prev, new_activated, new_fresh
+
+
+@njit(cache=True)
+def _runs_of(source: Any) -> tuple[Any, Any]:
+    """`source` (see `_columns_from`) as runs: (where each run starts, with the end as a last
+    entry; the old queue each run starts from, or -1 for a run of new queues)."""
+    starts = np.empty(source.shape[0] + 1, dtype=np.int64)
+    sources = np.empty(source.shape[0], dtype=np.int64)
+    runs = 0
+    for queue in range(source.shape[0]):
+        old_queue = source[queue]
+        if runs > 0:
+            old_start = sources[runs - 1]
+            offset = queue - starts[runs - 1]
+            if (old_start < 0 and old_queue < 0) or (
+                old_start >= 0 and old_queue == old_start + offset
+            ):
+                continue  # the run goes on
+        starts[runs] = queue
+        sources[runs] = old_queue if old_queue >= 0 else -1
+        runs += 1
+    starts[runs] = source.shape[0]
+    return starts[: runs + 1], sources[:runs]
 
 
 @njit(cache=True)

@@ -1,0 +1,198 @@
+"""The compiled scores (rebalancing.evaluation.compiled_scores) against the reference
+(rebalancing.evaluation.scores): the same rows on thousands of seeded scenarios, broken plans
+included, and the same scores for any plan the compiled path accepts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rebalancing.contract import CheckedPlan
+from rebalancing.evaluation.compiled_scores import (
+    NO_PLAN,
+    ConsumerNumbers,
+    IntegerGroup,
+    score_exact,
+)
+from rebalancing.evaluation.replay import ScoreRow, score_scenarios
+from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scores import score
+from rebalancing.strategies import STRATEGIES
+
+SMALL = ScenarioSettings(queue_range=(1, 48), consumer_range=(1, 9), change_count_range=(1, 6))
+
+
+def _breaking(name: str, every: int) -> Callable[..., Any]:
+    """A registered strategy whose plans are broken one way or another on every `every`-th
+    call, cycling through the ways (each run starts the cycle afresh)."""
+    assign = STRATEGIES[name].assign
+    calls = iter(range(10**9))
+
+    def broken(queues: Any, consumers: Any, previous: Any = None) -> Any:
+        call = next(calls)
+        plan = assign(queues, consumers, previous)
+        if call % every or not plan:
+            return plan
+        way = (call // every) % len(_BREAKS)
+        return _BREAKS[way](dict(plan), list(queues))
+
+    return broken
+
+
+def _first(plan: dict[Any, Any]) -> Any:
+    return next(iter(plan))
+
+
+def _with(plan: dict[Any, Any], queue: Any) -> dict[Any, Any]:
+    """`plan` with `queue` added to the first consumer's list."""
+    first = _first(plan)
+    plan[first] = [*plan[first], queue]
+    return plan
+
+
+def _raise(plan: dict[Any, Any], queues: list[Any]) -> Any:
+    raise RuntimeError("broken on purpose")
+
+
+_BREAKS: list[Callable[[dict[Any, Any], list[Any]], Any]] = [
+    lambda plan, queues: _with(plan, queues[0]),  # a queue held twice (or by two consumers)
+    lambda plan, queues: {**plan, _first(plan): plan[_first(plan)][1:]},  # an orphan
+    lambda plan, queues: _with(plan, max(queues) + 1),  # an unknown queue id
+    lambda plan, queues: _with(plan, -1),
+    lambda plan, queues: _with(plan, 10**30),  # too large for an int64
+    lambda plan, queues: _with(plan, 0.5),
+    lambda plan, queues: _with(plan, Fraction(1, 2)),
+    lambda plan, queues: _with(plan, "queue"),
+    lambda plan, queues: _with(plan, None),
+    lambda plan, queues: _with(plan, np.int64(max(queues) + 1)),
+    lambda plan, queues: _with(plan, True),  # as a dict takes it: queue 1
+    lambda plan, queues: {**plan, "consumer-unknown": []},  # a consumer outside the group
+    lambda plan, queues: {key: value for key, value in list(plan.items())[1:]},  # one missing
+    lambda plan, queues: {key: tuple(value) for key, value in plan.items()},  # not lists
+    lambda plan, queues: {key: iter(value) for key, value in plan.items()},
+    lambda plan, queues: {key: [float(queue) for queue in value] for key, value in plan.items()},
+    lambda plan, queues: {key: list(map(np.int64, value)) for key, value in plan.items()},
+    lambda plan, queues: [],  # no plan at all
+    _raise,
+]
+
+
+def _strategies(every: int) -> dict[str, Any]:
+    """The registered strategies, and broken copies of three of them."""
+    chosen: dict[str, Any] = dict(STRATEGIES)
+    for name in ("averagely", "sticky", "round_robin"):
+        chosen[f"{name}_broken"] = _breaking(name, every)
+    return chosen
+
+
+def _rows(engine: str, scenarios: range, every: int, views: str = "broker") -> Iterator[ScoreRow]:
+    rows = score_scenarios(
+        generate_scenarios(7, scenarios, SMALL), _strategies(every), views, engine=engine
+    )
+    for row in rows:
+        yield replace(row, assign_micros=0.0)
+
+
+@pytest.mark.parametrize(
+    ("scenarios", "every", "views"),
+    [
+        (range(0, 900), 3, "broker"),  # mostly working plans, a broken one now and then
+        (range(900, 1500), 1, "broker"),  # the broken strategies break every plan
+        (range(1500, 1900), 2, "client"),  # each consumer rebalancing on its own view
+    ],
+)
+def test_both_engines_give_the_same_rows_on_thousands_of_seeded_scenarios(
+    scenarios: range, every: int, views: str
+) -> None:
+    compiled = list(_rows("kernel", scenarios, every, views))
+    reference = list(_rows("reference", scenarios, every, views))
+    assert len(compiled) == len(reference) > 0
+    for mine, theirs in zip(compiled, reference, strict=True):
+        assert mine == theirs
+
+
+def test_an_unknown_engine_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="'compiled'"):
+        next(score_scenarios(generate_scenarios(1, range(1)), dict(STRATEGIES), engine="compiled"))
+
+
+def _group(queues: list[Any], consumers: list[str], numbers: ConsumerNumbers) -> Any:
+    """IntegerGroup.of for sorted, distinct `queues` (as the scoring core gives them)."""
+    ordered = tuple(sorted(consumers))
+    return IntegerGroup.of(queues, frozenset(queues), ordered, frozenset(ordered), numbers)
+
+
+@pytest.mark.parametrize(
+    "queues",
+    [["a", "b"], [0.5, 1], [-1, 2], [0, 10**30], [0, 2_000_000], [np.int64(1), 2], [0, None]],
+)
+def test_groups_of_anything_but_small_non_negative_ints_are_left_to_the_reference(
+    queues: list[Any],
+) -> None:
+    assert _group(queues, ["c"], ConsumerNumbers()) is None
+
+
+def test_a_group_of_small_non_negative_ints_is_taken() -> None:
+    group = _group([3, 0, 7], ["c", "d"], ConsumerNumbers())
+    assert group is not None
+    assert group.in_group.tolist() == [True, False, False, True, False, False, False, True]
+
+
+def test_an_exact_plan_is_held_as_a_checked_plan_inverted_on_first_read() -> None:
+    checked = CheckedPlan.of_checked_lists({"c": [1, 2], "d": [0]})
+    assert dict(checked.items()) == {"c": (1, 2), "d": (0,)}
+    assert dict(checked.owner) == {1: "c", 2: "c", 0: "d"}
+
+
+_IDS = st.integers(min_value=0, max_value=12)
+_CONSUMERS = st.lists(st.sampled_from("abcdef"), unique=True, max_size=5)
+
+
+@st.composite
+def _exact_plans(draw: st.DrawFn, queues: list[int], consumers: list[str]) -> dict[str, list[int]]:
+    """An assignment of some of `queues` (none twice) to `consumers`, every consumer a key."""
+    plan: dict[str, list[int]] = {consumer: [] for consumer in consumers}
+    if consumers:
+        for queue in draw(st.permutations(queues)):
+            if draw(st.booleans()):
+                plan[draw(st.sampled_from(consumers))].append(queue)
+    return plan
+
+
+@given(data=st.data())
+@settings(max_examples=300, deadline=None)
+def test_where_the_compiled_path_scores_a_plan_it_gives_the_reference_scores(
+    data: st.DataObject,
+) -> None:
+    numbers = ConsumerNumbers()
+    queues_before = sorted(data.draw(st.lists(_IDS, unique=True, max_size=10), "queues before"))
+    consumers_before = data.draw(_CONSUMERS, "consumers before")
+    before = _group(queues_before, consumers_before, numbers)
+    previous = data.draw(_exact_plans(queues_before, consumers_before), "previous")
+    assert before is not None
+    first = score_exact(before, previous, NO_PLAN, numbers)
+    assert first is not None
+    assert first[0] == score(queues_before, consumers_before, None, previous)
+
+    queues = sorted(data.draw(st.lists(_IDS, unique=True, max_size=10), "queues"))
+    consumers = data.draw(_CONSUMERS, "consumers")
+    group = _group(queues, consumers, numbers)
+    assert group is not None
+    plan = {  # anything: unknown and repeated queues, unknown and missing consumers
+        consumer: data.draw(st.lists(st.integers(min_value=-2, max_value=14), max_size=6))
+        for consumer in data.draw(st.lists(st.sampled_from("abcdefg"), unique=True))
+    }
+    scored = score_exact(group, plan, first[1], numbers)
+    reference = score(queues, consumers, previous, plan)
+    exact = reference.duplicates + reference.unknown_queues + reference.unknown_consumers == 0
+    exact = exact and set(plan) == set(consumers)
+    assert (scored is not None) == exact
+    if scored is not None:
+        assert scored[0] == reference
