@@ -88,8 +88,9 @@ class CheckedPlan(Mapping[ConsumerT, tuple[QueueT, ...]], Generic[QueueT, Consum
     consumer). It holds its own tuples, so nothing can change it afterwards and the check stays
     true: strategies take it as `previous` without checking or inverting it again, and return
     the plan they return for the mapping it was built from. The scoring core builds one from
-    every plan a strategy returns, scores that plan with `owner` and passes it as the next
-    step's `previous`: one check and one inversion per plan, however many read it.
+    every plan a strategy returns and passes it as the next step's `previous`: one check and at
+    most one inversion per plan, however many read it (`of_checked_lists`: checked elsewhere,
+    inverted on first use).
     Runtime complexity: O(size of the plan) to build; reading it is a dict's.
     """
 
@@ -105,9 +106,11 @@ class CheckedPlan(Mapping[ConsumerT, tuple[QueueT, ...]], Generic[QueueT, Consum
         cls, plan: Mapping[ConsumerT, Sequence[QueueT]]
     ) -> CheckedPlan[QueueT, ConsumerT]:
         """A CheckedPlan of `plan` for a caller that has made the checks itself, by other
-        means: every queue hashable and none held twice. The scoring core's compiled path
-        proves both for integer queue ids without a dict; the inversion, which a strategy that
-        ignores `previous` never reads, is then made only when `owner` is first read."""
+        means: every queue hashable and none held twice. Not for strategies or their callers:
+        nothing is checked here, and a plan that holds a queue twice would make a CheckedPlan
+        that lies. The scoring core's compiled path proves both for integer queue ids without a
+        dict; the inversion, which a strategy that ignores `previous` never reads, is then made
+        only when `owner` is first read."""
         checked: CheckedPlan[QueueT, ConsumerT] = cls.__new__(cls)
         checked._queues_of = dict(zip(plan, map(tuple, plan.values()), strict=True))
         checked._owner = None

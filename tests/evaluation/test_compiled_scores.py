@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rebalancing.contract import CheckedPlan
+from rebalancing.evaluation import compiled_scores
 from rebalancing.evaluation.compiled_scores import (
     NO_PLAN,
     ConsumerNumbers,
@@ -84,11 +85,30 @@ _BREAKS: list[Callable[[dict[Any, Any], list[Any]], Any]] = [
 ]
 
 
+def _reusing(every: int) -> Callable[..., Any]:
+    """sticky, returning one dict that it changes in place at every call, with an unknown
+    queue on every `every`-th call: its last plan must be read as it was, not as it is now."""
+    assign = STRATEGIES["sticky"].assign
+    plan: dict[Any, Any] = {}
+    calls = iter(range(10**9))
+
+    def reusing(queues: Any, consumers: Any, previous: Any = None) -> Any:
+        fresh = assign(queues, consumers, previous)
+        plan.clear()
+        plan.update(fresh)
+        if plan and next(calls) % every == 0:
+            _with(plan, max(queues) + 1)
+        return plan
+
+    return reusing
+
+
 def _strategies(every: int) -> dict[str, Any]:
-    """The registered strategies, and broken copies of three of them."""
+    """The registered strategies, broken copies of three of them, and one that reuses its plan."""
     chosen: dict[str, Any] = dict(STRATEGIES)
     for name in ("averagely", "sticky", "round_robin"):
         chosen[f"{name}_broken"] = _breaking(name, every)
+    chosen["sticky_reusing"] = _reusing(every + 1)
     return chosen
 
 
@@ -109,13 +129,23 @@ def _rows(engine: str, scenarios: range, every: int, views: str = "broker") -> I
     ],
 )
 def test_both_engines_give_the_same_rows_on_thousands_of_seeded_scenarios(
-    scenarios: range, every: int, views: str
+    scenarios: range, every: int, views: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    outcomes = {"compiled": 0, "reference": 0}
+
+    def counted(*arguments: Any) -> Any:
+        scored = score_exact(*arguments)
+        outcomes["compiled" if scored is not None else "reference"] += 1
+        return scored
+
+    monkeypatch.setattr(compiled_scores, "score_exact", counted)
     compiled = list(_rows("kernel", scenarios, every, views))
     reference = list(_rows("reference", scenarios, every, views))
     assert len(compiled) == len(reference) > 0
     for mine, theirs in zip(compiled, reference, strict=True):
         assert mine == theirs
+    # both ways were taken, the compiled one for most plans
+    assert outcomes["compiled"] > outcomes["reference"] > 0
 
 
 def test_an_unknown_engine_is_refused_by_name() -> None:
@@ -189,6 +219,8 @@ def test_where_the_compiled_path_scores_a_plan_it_gives_the_reference_scores(
         consumer: data.draw(st.lists(st.integers(min_value=-2, max_value=14), max_size=6))
         for consumer in data.draw(st.lists(st.sampled_from("abcdefg"), unique=True))
     }
+    if data.draw(st.booleans(), "exact"):  # half the time, a plan the compiled path takes
+        plan = data.draw(_exact_plans(queues, consumers), "exact plan")
     scored = score_exact(group, plan, first[1], numbers)
     reference = score(queues, consumers, previous, plan)
     exact = reference.duplicates + reference.unknown_queues + reference.unknown_consumers == 0

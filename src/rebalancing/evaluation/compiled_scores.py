@@ -20,7 +20,9 @@ and counted in one compiled pass, and never inverted (CheckedPlan.of_checked_lis
 only if a strategy reads its owners). Consumers are numbered per scenario, in the order they
 first appear, so that owners are integers too.
 Runtime complexity: O(|Q| + |C|) per plan: one pass at C speed to type-check the plan, one to
-copy it into an array, one compiled pass over it and one over the group's queues.
+copy it into an array, one compiled pass over it and one over the group's queues; plus the
+arrays indexed by queue id (up to 16 |Q| + 65,536 entries) and by consumer number (every
+consumer the scenario has seen), made and cleared once per plan.
 Needs numba and numpy (the spark and dev extras); compiled on first use, cached on disk.
 """
 
@@ -149,6 +151,8 @@ def score_exact(
     else:
         return None
     lists = plan.values()
+    if not set(map(type, lists)) <= {list}:  # a list subclass might iterate otherwise
+        return None
     length_list = list(map(len, lists))
     size = sum(length_list)
     try:
@@ -227,9 +231,10 @@ def _count_exact(
             if owner_after[queue] != NO_OWNER:
                 return owner_after, sums
             owner_after[queue] = number
-            if queue < before_bound and owner_before[queue] == number:
+            if queue < before_bound and owner_before[queue] == number:  # scores._kept_by_consumer
                 kept += 1
-    held = np.zeros(number_count, dtype=np.int64)  # per consumer: its queues in P still in Q
+    # per consumer: its queues in P still in Q (scores._held_by)
+    held = np.zeros(number_count, dtype=np.int64)
     previously_held = 0
     for queue in queue_ids:
         if queue < before_bound:

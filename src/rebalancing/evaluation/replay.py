@@ -13,11 +13,14 @@ an orphan) and leaves balance, spread and stickiness undefined (None), so that a
 looks balanced; the next step starts from the last plan in force, as a real group would. No Spark
 here.
 Every input is checked once, however many strategies read it (rebalancing.contract): each
-step's queues and consumers once (SortedIds), and each plan once (CheckedPlan), which also
-inverts it; the scores read the plan through that inversion, and the next step passes it as
-`previous`. The strategies take both without checking, sorting or inverting them again, so
-`assign_micros` is the strategy's own work on inputs already checked. A plan that fails the
-check is passed on as it was, for the strategy to refuse.
+step's queues and consumers once (SortedIds), and each plan once, as a CheckedPlan that the
+next step passes as `previous`. The scores count the plan either compiled, from an array of its
+queue ids (rebalancing.evaluation.compiled_scores: the CheckedPlan is then inverted only if the
+strategy reads its owners), or with the reference, through the CheckedPlan's inversion (`engine`
+on `score_scenario`; the rows are the same). The strategies take both without checking,
+sorting or inverting them again, so `assign_micros` is the strategy's own work on inputs
+already checked (a CheckedPlan not inverted yet is inverted by the strategy that reads it). A
+plan that fails the check is passed on as it was, for the strategy to refuse.
 Runtime complexity: per step and strategy, the strategy's own cost plus O(|Q| + |C|).
 """
 
@@ -304,7 +307,10 @@ def score_scenario(
             client_views = _ClientViews(before.step.queues, before.step.consumers, lags)
         before = group
         for name, runner in runners.items():
-            plan_before, previous = runner.plan, runner.previous_reading
+            previous, previous_plan = runner.previous_reading, runner.previous
+            if previous is None and type(previous_plan) is not CheckedPlan:
+                # a plan that failed the check is read now: the strategy may change it in place
+                previous = read_previous(runner.plan)
             on_clients = views == "client" and runner.session is None
             on_clients = on_clients and runner.strategy.client_side
             plan, run, error, elapsed = runner.rebalance(
@@ -315,8 +321,8 @@ def score_scenario(
             if scored is not None:
                 scores = scored
             else:
-                if previous is None:
-                    previous = read_previous(plan_before)
+                if previous is None:  # a CheckedPlan, with tuples of its own: read when needed
+                    previous = read_previous(previous_plan)
                 checked = _checked(plan) if error is None else None
                 reading, scores = read_and_score(
                     group.queue_set,

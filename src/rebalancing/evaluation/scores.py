@@ -120,7 +120,8 @@ class PreviousReading:
 
 
 def read_previous(previous: Mapping[Any, Iterable[Any]] | None) -> PreviousReading:
-    """Read P once, without judging it (see `first_owners`); a CheckedPlan is inverted already."""
+    """Read P once, without judging it (see `first_owners`); a CheckedPlan inverts itself
+    (once: its inversion is kept)."""
     if type(previous) is CheckedPlan:
         held = dict(zip(previous, map(len, previous.values()), strict=True))
         return PreviousReading(previous.owner, held)
