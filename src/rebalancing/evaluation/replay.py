@@ -54,14 +54,10 @@ from rebalancing.evaluation.views import (
     step_rng,
 )
 from rebalancing.strategies import Strategy
-from rebalancing.strategies.sac import default_engine
+from rebalancing.strategies.sac import ENGINES, default_engine  # the same two engines as SAC's
 
 if TYPE_CHECKING:
     from rebalancing.evaluation.compiled_scores import ConsumerNumbers, IntegerGroup, Owners
-
-ENGINES = ("kernel", "reference")
-"""How the scores are counted: compiled where the plans allow it (rebalancing.evaluation.
-compiled_scores, numba), or always with the reference (rebalancing.evaluation.scores)."""
 
 
 @dataclass(slots=True)
