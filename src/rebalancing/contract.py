@@ -225,6 +225,15 @@ class SortedIds(tuple[Any, ...]):
     def __new__(cls, ids: Iterable[Any], kind: str) -> SortedIds:
         return super().__new__(cls, sorted_distinct_ids(ids, kind))
 
+    @classmethod
+    def of_sorted(cls, ids: tuple[Any, ...]) -> SortedIds:
+        """SortedIds of `ids` for a caller that makes them sorted, distinct and hashable by
+        construction (the scenario generator: queue ids from a counter, consumer ids drawn
+        until new, then sorted). Not for strategies or their callers: nothing is checked here,
+        and ids out of order would make a SortedIds that lies; the generator's tests check its
+        steps against `sorted_distinct_ids`."""
+        return super().__new__(cls, ids)
+
     def __getnewargs__(self) -> tuple[tuple[Any, ...], str]:
         return tuple(self), "id"  # checked again when unpickled
 

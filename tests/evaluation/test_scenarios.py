@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rebalancing.contract import SortedIds, sorted_distinct_ids
 from rebalancing.evaluation.scenarios import (
     CHANGE_KINDS,
     INITIAL,
@@ -82,8 +83,14 @@ def test_every_step_is_a_valid_non_empty_group_that_matches_its_change(
     assert 1 <= len(first.queues) <= 300
     assert 1 <= len(first.consumers) <= 40
     assert len(steps) >= 2
+    for step in steps:  # sorted and distinct, as SortedIds.of_sorted trusts the generator
+        for ids, kind in ((step.queues, "queue"), (step.consumers, "consumer")):
+            assert type(ids) is SortedIds
+            assert list(ids) == sorted_distinct_ids(tuple(ids), kind)
     for before, after in itertools.pairwise(steps):
         assert after.index == before.index + 1
+        if set(after.queues) == set(before.queues):  # the very same object: nothing to check
+            assert after.queues is before.queues
         assert after.kind in CHANGE_KINDS
         assert len(set(after.queues)) == len(after.queues) >= 1
         assert len(set(after.consumers)) == len(after.consumers) >= 1

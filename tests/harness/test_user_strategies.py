@@ -21,7 +21,7 @@ from rebalancing.evaluation.scenarios import generate_scenarios
 from rebalancing.harness.job import run, score_rows
 from rebalancing.harness.options import ParameterError, parse_options
 from rebalancing.harness.reports import to_summary
-from rebalancing.harness.shipping import plan_shipping
+from rebalancing.harness.shipping import imports_this_package, plan_shipping
 from rebalancing.strategies import resolve
 from tests.harness.spark_runs import SMALL, USER_STRATEGY_SOURCE
 
@@ -50,7 +50,9 @@ def test_a_strategy_from_a_module_outside_the_package_is_scored_on_local_spark(
     assert options.strategies == ("sticky", spec)
     run(options, spark)
     info = json.loads((tmp_path / "out" / "run.json").read_text())
-    assert info["shipped_to_executors"] == ["rebalancing.zip", f"{module_outside_the_package}.py"]
+    # the local workers import the package from the driver's own files: only the module goes
+    assert info["shipped_to_executors"] == [f"{module_outside_the_package}.py"]
+    assert "driver's own copy" in info["not_shipped"]["rebalancing"]
     from_spark = to_summary(pq.read_table(tmp_path / "out" / "aggregates.parquet").to_pylist())
     rows = score_scenarios(
         generate_scenarios(4, range(30), options.settings), {spec: resolve(spec)}
@@ -141,3 +143,17 @@ def test_a_user_package_goes_as_a_zip_and_compiled_or_standard_modules_stay_behi
     for package in ("pure_user_pkg", "pure_user_pkg.sub", "pure_user_pkg.sub.mod"):
         sys.modules.pop(package, None)
     sys.modules.pop("compiled_user_pkg", None)
+
+
+def test_the_package_stays_behind_only_for_workers_that_import_the_drivers_own_copy(
+    tmp_path: Path,
+) -> None:
+    assert imports_this_package(sys.executable)
+    without_site_packages = tmp_path / "python-without-site-packages"
+    without_site_packages.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    without_site_packages.chmod(0o755)
+    assert not imports_this_package(str(without_site_packages))
+    assert not imports_this_package(str(tmp_path / "no-such-python"))
+    plan = plan_shipping(["sticky"], tmp_path / "ship", ship_package=False)
+    assert plan.files == ()
+    assert set(plan.not_shipped) == {"rebalancing"}

@@ -180,7 +180,10 @@ class _Group:
 
 
 def _checked_ids(ids: tuple[Any, ...], kind: str) -> tuple[Any, ...]:
-    """`ids` as SortedIds, or as they are when they fail the check."""
+    """`ids` as SortedIds (themselves when they are already), or as they are when they fail
+    the check."""
+    if type(ids) is SortedIds:
+        return ids
     try:
         return SortedIds(ids, kind)
     except (TypeError, ValueError):

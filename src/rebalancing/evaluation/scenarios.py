@@ -24,7 +24,10 @@ consumers go at once.
 
 The same (base_seed, index) gives the same scenario on any machine, in any process and in any
 Spark partition: the random generator is seeded from a blake2b digest, never from `hash()`.
-Steps are generated lazily, one at a time.
+Steps are generated lazily, one at a time. Their queues and consumers are SortedIds, sorted and
+distinct by construction (queue ids from a counter, consumer ids drawn until new), so the
+scoring core takes them without checking them again; a step whose queues did not change holds
+the very same object as the step before.
 Runtime complexity: O(|Q| + |C|) per step.
 """
 
@@ -35,7 +38,9 @@ import math
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import Any, TypeVar
+
+from rebalancing.contract import SortedIds
 
 IdT = TypeVar("IdT", int, str)
 
@@ -152,7 +157,9 @@ class _Generator:
         consumers: tuple[str, ...] = tuple(
             self.new_consumer() for _ in range(self.log_uniform(self.settings.consumer_range))
         )
-        yield Step(0, INITIAL, queues, tuple(sorted(consumers)))
+        first = Step(0, INITIAL, _sorted_ids(queues), _sorted_ids(sorted(consumers)))
+        queues = first.queues  # the same ids in the same (ascending) order: the same draws
+        yield first
         index = 0
         for _ in range(self.rng.randint(*self.settings.change_count_range)):
             kind = self.choose_kind(len(queues), len(consumers))
@@ -212,14 +219,14 @@ class _Generator:
         a batch is a quarter of the group, rounded up (Kubernetes' default maxUnavailable)."""
         order = self.rng.sample(consumers, len(consumers))
         batch = -(-len(order) // 4)
-        present = tuple(sorted(consumers))
+        present, same_queues = _sorted_ids(sorted(consumers)), _sorted_ids(queues)
         for number, start in enumerate(range(0, len(order), batch)):
             restarting = set(order[start : start + batch])
-            without = tuple(other for other in present if other not in restarting)
+            without = _sorted_ids([other for other in present if other not in restarting])
             count = len(restarting)
             leaving, rejoining = index + 2 * number, index + 2 * number + 1
-            yield Step(leaving, "rolling_restart", tuple(queues), without, departed=count)
-            yield Step(rejoining, "rolling_restart", tuple(queues), present, joined=count)
+            yield Step(leaving, "rolling_restart", same_queues, without, departed=count)
+            yield Step(rejoining, "rolling_restart", same_queues, present, joined=count)
 
     def autoscaling(
         self, index: int, queues: Sequence[int], consumers: Sequence[str]
@@ -240,7 +247,11 @@ class _Generator:
                 present = present + [self.new_consumer() for _ in range(size)]
                 counts = {"joined": size}
             yield Step(
-                index + offset, "autoscaling", tuple(queues), tuple(sorted(present)), **counts
+                index + offset,
+                "autoscaling",
+                _sorted_ids(queues),
+                _sorted_ids(sorted(present)),
+                **counts,
             )
 
     def flapping(
@@ -248,11 +259,11 @@ class _Generator:
     ) -> Iterator[Step]:
         """One consumer crashes and rejoins under its id, 2-5 times."""
         consumer = self.rng.choice(consumers)
-        present = tuple(sorted(consumers))
-        without = tuple(other for other in present if other != consumer)
+        present, same_queues = _sorted_ids(sorted(consumers)), _sorted_ids(queues)
+        without = _sorted_ids([other for other in present if other != consumer])
         for cycle in range(self.rng.randint(2, 5)):
-            yield Step(index + 2 * cycle, "flapping", tuple(queues), without, departed=1)
-            yield Step(index + 2 * cycle + 1, "flapping", tuple(queues), present, joined=1)
+            yield Step(index + 2 * cycle, "flapping", same_queues, without, departed=1)
+            yield Step(index + 2 * cycle + 1, "flapping", same_queues, present, joined=1)
 
     def one_rebalance(
         self, index: int, kind: str, queues: Sequence[int], consumers: Sequence[str]
@@ -296,20 +307,26 @@ class _Generator:
 
 def _changed(
     present: Sequence[IdT], gone: list[IdT], new: list[IdT], in_order: bool = False
-) -> tuple[IdT, ...]:
-    """`present` without `gone`, then `new`, as a tuple, sorted when `in_order`; `present`
-    itself when it is a tuple, nothing changed and no order is asked for (queues keep theirs)."""
+) -> SortedIds:
+    """`present` without `gone`, then `new`, sorted when `in_order` (queues need no sort: they
+    are ascending, and new ids come from the counter, above every id there is); `present`
+    itself when nothing changed and it is sorted already."""
     if gone:
         gone_set = set(gone)
         kept: list[IdT] = [identifier for identifier in present if identifier not in gone_set]
-    elif new or in_order or type(present) is not tuple:
+    elif new or (in_order and type(present) is not SortedIds):
         kept = list(present)
     else:
-        return cast("tuple[IdT, ...]", present)
+        return _sorted_ids(present)
     kept += new
     if in_order:
         kept.sort()
-    return tuple(kept)
+    return _sorted_ids(kept)
+
+
+def _sorted_ids(ids: Sequence[Any]) -> SortedIds:
+    """`ids`, sorted and distinct by construction (see the module docstring), as SortedIds."""
+    return ids if type(ids) is SortedIds else SortedIds.of_sorted(tuple(ids))
 
 
 def _feasible(kind: str, queue_count: int, consumer_count: int) -> bool:

@@ -17,6 +17,7 @@ import atexit
 import functools
 import importlib
 import shutil
+import subprocess
 import sysconfig
 import tempfile
 import zipfile
@@ -128,16 +129,43 @@ def _ship_module(module: ModuleType, directory: Path) -> Path | str:
     return source
 
 
-def plan_shipping(strategy_specs: Iterable[str], directory: Path | None = None) -> ShippingPlan:
-    """The package archive, then one file per user strategy module (a zip of its top-level
-    package, or the module's own .py), written into `directory` (default: shipping_directory).
+def imports_this_package(python: str) -> bool:
+    """Whether `python`, started afresh from this directory with this environment (as an
+    embedded local session starts its Python workers), imports the rebalancing package from the
+    very files this process imported it from. Looked up, not imported: a second or so at most."""
+    probe = "import importlib.util; print(importlib.util.find_spec('rebalancing').origin)"
+    try:
+        found = subprocess.run(
+            [python, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    origin = found.stdout.strip()
+    return (
+        found.returncode == 0
+        and bool(origin)
+        and (Path(origin).resolve() == Path(rebalancing.__file__).resolve())
+    )
+
+
+def plan_shipping(
+    strategy_specs: Iterable[str], directory: Path | None = None, ship_package: bool = True
+) -> ShippingPlan:
+    """The package archive (unless `ship_package` is false: the executors import the driver's
+    own copy), then one file per user strategy module (a zip of its top-level package, or the
+    module's own .py), written into `directory` (default: shipping_directory).
 
     The modules are imported here (the driver has resolved them already, so this costs nothing).
     """
     target = directory or shipping_directory()
     target.mkdir(parents=True, exist_ok=True)
-    files = [package_archive(target)]
+    files = [package_archive(target)] if ship_package else []
     not_shipped: dict[str, str] = {}
+    if not ship_package:
+        not_shipped["rebalancing"] = (
+            "the local workers import the driver's own copy "
+            f"({Path(rebalancing.__file__).parent}), and numba's compiled kernels with it"
+        )
     for name in user_module_names(strategy_specs):
         shipped = _ship_module(importlib.import_module(name), target)
         if isinstance(shipped, Path):
