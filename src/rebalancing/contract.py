@@ -214,8 +214,10 @@ class Group(Generic[QueueT, ConsumerT]):
 class SortedIds(tuple[Any, ...]):
     """Ids that have passed `sorted_distinct_ids`: distinct, hashable, strictly increasing.
 
-    Building one runs the check; being a tuple, nothing can change it afterwards, so the check
-    stays true and `prepare` takes it without checking or sorting it again (one copy to a list).
+    Building one runs the check (only `of_sorted`, for a producer that makes its ids so by
+    construction, skips it, and `sorted_distinct_ids` trusts any SortedIds); being a tuple,
+    nothing can change it afterwards, so the check stays true and `prepare` takes it without
+    checking or sorting it again (one copy to a list).
     The scoring core checks each step's queues and consumers once this way, for every strategy
     it runs on them. `kind` ("queue" or "consumer") names the ids in error messages.
     """

@@ -21,7 +21,7 @@ from rebalancing.evaluation.scenarios import generate_scenarios
 from rebalancing.harness.job import run, score_rows
 from rebalancing.harness.options import ParameterError, parse_options
 from rebalancing.harness.reports import to_summary
-from rebalancing.harness.shipping import imports_this_package, plan_shipping
+from rebalancing.harness.shipping import is_this_package, plan_shipping
 from rebalancing.strategies import resolve
 from tests.harness.spark_runs import SMALL, USER_STRATEGY_SOURCE
 
@@ -146,14 +146,19 @@ def test_a_user_package_goes_as_a_zip_and_compiled_or_standard_modules_stay_behi
 
 
 def test_the_package_stays_behind_only_for_workers_that_import_the_drivers_own_copy(
-    tmp_path: Path,
+    spark: SparkSession, tmp_path: Path
 ) -> None:
-    assert imports_this_package(sys.executable)
-    without_site_packages = tmp_path / "python-without-site-packages"
-    without_site_packages.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
-    without_site_packages.chmod(0o755)
-    assert not imports_this_package(str(without_site_packages))
-    assert not imports_this_package(str(tmp_path / "no-such-python"))
+    import rebalancing
+    from rebalancing.harness.job import _worker_package_origin
+
+    # the embedded session's workers find the driver's own files
+    assert is_this_package(_worker_package_origin(spark))
+    assert is_this_package(rebalancing.__file__)
+    elsewhere = tmp_path / "rebalancing" / "__init__.py"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(Path(rebalancing.__file__).read_text())
+    assert not is_this_package(str(elsewhere))  # the same text, another copy
+    assert not is_this_package(None)
     plan = plan_shipping(["sticky"], tmp_path / "ship", ship_package=False)
     assert plan.files == ()
     assert set(plan.not_shipped) == {"rebalancing"}

@@ -57,7 +57,7 @@ from rebalancing.harness.columns import (
 from rebalancing.harness.local_cluster import LOOPBACK
 from rebalancing.harness.options import HarnessOptions
 from rebalancing.harness.reports import STATISTICS, write_reports
-from rebalancing.harness.shipping import ShippingPlan, imports_this_package, plan_shipping
+from rebalancing.harness.shipping import ShippingPlan, is_this_package, plan_shipping
 
 SCENARIOS_PER_PARTITION = 10_000
 """Default partition size: a task of about a minute, so a long run's progress bar moves and a
@@ -73,7 +73,9 @@ already in the environment wins): arrays of up to 32 MiB, such as the SAC kernel
 (4 MiB each at 4,096 queues x 256 apps), come from the heap and go back to it, instead of being
 mapped fresh and faulted in page by page in every scenario; the heap keeps up to 256 MiB free.
 Measured on the million-scenario mix: minor page faults per 600 scenarios 25,000 -> 5,000, CPU
-time about 4% lower. A cluster's executors are left as their operator set them."""
+time about 4% lower. A cluster's executors are left as their operator set them. Set when the
+session is built (a SparkContext that already runs keeps its own), over any
+spark.executorEnv.MALLOC_* of spark-defaults.conf."""
 
 _ADDED_PY_FILES: set[tuple[str, str]] = set()
 """(application id, path) of every file this process has added with addPyFile: adding one
@@ -113,14 +115,18 @@ def ship_to_executors(session: SparkSession, strategy_specs: tuple[str, ...]) ->
     (addPyFile; addArtifacts over Spark Connect), so that executors without the project
     installed, and without a filesystem shared with the driver, run the job unchanged.
 
-    On a local master whose Python workers import the package from the driver's own files, the
+    On a local master (`local`, `local[...]`: the workers are this machine's, started from the
+    driver's JVM) whose Python workers import the package from the driver's own files, the
     package is not shipped: imported from a zip that Spark puts in a new directory for every
     application, its numba kernels would be compiled afresh in every worker of every run (about
     25 s of CPU each, and a new directory in numba's cache each time); from those files they
-    come from numba's cache."""
-    local = not is_connect(session) and (session.sparkContext.master or "").startswith("local")
-    python = session.sparkContext.pythonExec if local else None
-    plan = plan_shipping(strategy_specs, ship_package=not (python and imports_this_package(python)))
+    come from numba's cache. A worker is asked where it finds the package (one task, on the
+    worker the job then reuses), so its own environment, working directory and Python path
+    (spark.executorEnv, files added before) decide; any failure ships the package."""
+    master = "" if is_connect(session) else (session.sparkContext.master or "")
+    local = master == "local" or master.startswith("local[")
+    drivers_copy = local and is_this_package(_worker_package_origin(session))
+    plan = plan_shipping(strategy_specs, ship_package=not drivers_copy)
     for path in plan.files:
         if is_connect(session):
             session.addArtifacts(str(path), pyfile=True)
@@ -130,6 +136,24 @@ def ship_to_executors(session: SparkSession, strategy_specs: tuple[str, ...]) ->
             context.addPyFile(str(path))
             _ADDED_PY_FILES.add((context.applicationId, str(path)))
     return plan
+
+
+def _package_origin(_: int) -> str | None:
+    """Where this Python finds the rebalancing package (run on a worker)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("rebalancing")
+    return spec.origin if spec is not None else None
+
+
+def _worker_package_origin(session: SparkSession) -> str | None:
+    """Where a Python worker of `session` finds the rebalancing package; None when it finds
+    none or the question fails."""
+    try:
+        origins = session.sparkContext.parallelize([0], 1).map(_package_origin).collect()
+    except Exception:  # any failure means: ship the package
+        return None
+    return origins[0] if origins else None
 
 
 def default_parallelism(session: SparkSession) -> int:

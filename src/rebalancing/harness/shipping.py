@@ -17,7 +17,6 @@ import atexit
 import functools
 import importlib
 import shutil
-import subprocess
 import sysconfig
 import tempfile
 import zipfile
@@ -129,23 +128,10 @@ def _ship_module(module: ModuleType, directory: Path) -> Path | str:
     return source
 
 
-def imports_this_package(python: str) -> bool:
-    """Whether `python`, started afresh from this directory with this environment (as an
-    embedded local session starts its Python workers), imports the rebalancing package from the
-    very files this process imported it from. Looked up, not imported: a second or so at most."""
-    probe = "import importlib.util; print(importlib.util.find_spec('rebalancing').origin)"
-    try:
-        found = subprocess.run(
-            [python, "-c", probe], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    origin = found.stdout.strip()
-    return (
-        found.returncode == 0
-        and bool(origin)
-        and (Path(origin).resolve() == Path(rebalancing.__file__).resolve())
-    )
+def is_this_package(origin: str | None) -> bool:
+    """Whether `origin` (where an executor's Python finds the rebalancing package, its
+    `__init__.py`; None when it finds none) is the very file this process imported it from."""
+    return bool(origin) and Path(str(origin)).resolve() == Path(rebalancing.__file__).resolve()
 
 
 def plan_shipping(
