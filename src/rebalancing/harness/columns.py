@@ -150,8 +150,8 @@ def in_worker(
     """`function(batches, **parameters)` in a Spark Python worker, with everything alive when
     the task starts (the imported modules, numba's compiled kernels) moved out of the garbage
     collector's reach (gc.freeze): they live as long as the worker anyway, and collections of
-    the oldest generation stop walking them again and again (measured in one process on the
-    million-scenario mix: collections took 3% of the time, 1% with the freeze). A worker runs
+    the oldest generation stop walking them again and again (a small gain: 2.9% -> 2.4% of the
+    CPU time on the million-scenario mix, `python benchmarks/worker_settings.py`). A worker runs
     many tasks, so what the task before left as cyclic garbage is collected first: frozen, it
     would never be. Not for the driver or a test process, whose objects come and go."""
     gc.collect()  # cheap: what earlier tasks froze is not walked again

@@ -24,6 +24,7 @@ written by the executors, does).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 import os
 import platform
@@ -72,10 +73,10 @@ WORKER_ALLOCATOR = {
 already in the environment wins): arrays of up to 32 MiB, such as the SAC kernel's FIFO columns
 (4 MiB each at 4,096 queues x 256 apps), come from the heap and go back to it, instead of being
 mapped fresh and faulted in page by page in every scenario; the heap keeps up to 256 MiB free.
-Measured on the million-scenario mix: minor page faults per 600 scenarios 25,000 -> 5,000, CPU
-time about 4% lower. A cluster's executors are left as their operator set them. Set when the
-session is built (a SparkContext that already runs keeps its own), over any
-spark.executorEnv.MALLOC_* of spark-defaults.conf."""
+On the million-scenario mix, `python benchmarks/worker_settings.py`: minor page faults per 600
+scenarios 26,700 -> 5,100, CPU time 5% lower. A cluster's executors are left as their
+operator set them. Set when the session is built (a SparkContext that already runs keeps its
+own), over any spark.executorEnv.MALLOC_* of spark-defaults.conf."""
 
 _ADDED_PY_FILES: set[tuple[str, str]] = set()
 """(application id, path) of every file this process has added with addPyFile: adding one
@@ -118,8 +119,9 @@ def ship_to_executors(session: SparkSession, strategy_specs: tuple[str, ...]) ->
     On a local master (`local`, `local[...]`: the workers are this machine's, started from the
     driver's JVM) whose Python workers import the package from the driver's own files, the
     package is not shipped: imported from a zip that Spark puts in a new directory for every
-    application, its numba kernels would be compiled afresh in every worker of every run (about
-    25 s of CPU each, and a new directory in numba's cache each time); from those files they
+    application, its numba kernels would be compiled afresh in every worker of every run (21 s
+    of CPU each against 1 s from the cache, benchmarks/worker_settings.py; and a new directory
+    in numba's cache each time); from those files they
     come from numba's cache. A worker is asked where it finds the package (one task, on the
     worker the job then reuses), so its own environment, working directory and Python path
     (spark.executorEnv, files added before) decide; any failure ships the package."""
@@ -140,8 +142,6 @@ def ship_to_executors(session: SparkSession, strategy_specs: tuple[str, ...]) ->
 
 def _package_origin(_: int) -> str | None:
     """Where this Python finds the rebalancing package (run on a worker)."""
-    import importlib.util
-
     spec = importlib.util.find_spec("rebalancing")
     return spec.origin if spec is not None else None
 
