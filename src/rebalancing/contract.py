@@ -24,7 +24,8 @@ from collections.abc import (
     Sequence,
     ValuesView,
 )
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, islice, pairwise, repeat
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
@@ -62,6 +63,10 @@ class ProtocolRun:
     `rounds` are the protocol's own counts; `converged` is False when a step bound cut it short;
     `queues_paused` counts the queues that a consumer still in the group was reading before the
     change and that had no reader at some moment of it (None: the protocol does not say).
+    `positions`, from an engine that holds the plan as arrays, is `owners` again as two int64
+    arrays: each consumer's queues as positions in the rebalance's sorted queues, consumer
+    after consumer in sorted order, and where each consumer's run of them starts (|C| + 1
+    entries); the scoring core reads these rather than `owners` back (None: read `owners`).
     """
 
     owners: dict[Any, list[Any]]
@@ -70,6 +75,7 @@ class ProtocolRun:
     rounds: int
     converged: bool
     queues_paused: int | None = None
+    positions: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
 
 
 class StrategySession(Protocol):
@@ -90,30 +96,38 @@ class CheckedPlan(Mapping[ConsumerT, tuple[QueueT, ...]], Generic[QueueT, Consum
     the plan they return for the mapping it was built from. The scoring core builds one from
     every plan a strategy returns and passes it as the next step's `previous`: one check and at
     most one inversion per plan, however many read it (`of_checked_lists`: checked elsewhere,
-    inverted on first use).
+    inverted on first use, and `within` the set of the group's queues, which tells a strategy
+    of the next step with that very set that no queue of the plan has gone).
     Runtime complexity: O(size of the plan) to build; reading it is a dict's.
     """
 
-    __slots__ = ("_owner", "_queues_of")
+    __slots__ = ("_owner", "_queues_of", "within")
 
     _owner: dict[QueueT, ConsumerT] | None  # None: not inverted yet (see `of_checked_lists`)
+    within: AbstractSet[QueueT] | None
+    """A set that holds every queue of the plan, when its maker knows one (else None)."""
 
     def __init__(self, plan: Mapping[ConsumerT, Iterable[QueueT]] | None) -> None:
         self._queues_of, self._owner = _checked_inversion(plan)
+        self.within = None
 
     @classmethod
     def of_checked_lists(
-        cls, plan: Mapping[ConsumerT, Sequence[QueueT]]
+        cls,
+        plan: Mapping[ConsumerT, Sequence[QueueT]],
+        within: AbstractSet[QueueT] | None = None,
     ) -> CheckedPlan[QueueT, ConsumerT]:
         """A CheckedPlan of `plan` for a caller that has made the checks itself, by other
-        means: every queue hashable and none held twice. Not for strategies or their callers:
-        nothing is checked here, and a plan that holds a queue twice would make a CheckedPlan
-        that lies. The scoring core's compiled path proves both for integer queue ids without a
-        dict; the inversion, which a strategy that ignores `previous` never reads, is then made
-        only when `owner` is first read."""
+        means: every queue hashable, none held twice and, with `within`, each one in that set.
+        Not for strategies or their callers: nothing is checked here, and a plan that holds a
+        queue twice would make a CheckedPlan that lies. The scoring core's compiled path proves
+        all three for integer queue ids without a dict (`within`: the group's queue set); the
+        inversion, which a strategy that ignores `previous` never reads, is then made only when
+        `owner` is first read."""
         checked: CheckedPlan[QueueT, ConsumerT] = cls.__new__(cls)
         checked._queues_of = dict(zip(plan, map(tuple, plan.values()), strict=True))
         checked._owner = None
+        checked.within = within
         return checked
 
     @property
@@ -163,6 +177,16 @@ class Group(Generic[QueueT, ConsumerT]):
     queues: list[QueueT]
     consumers: list[ConsumerT]
     previous: CheckedPlan[QueueT, ConsumerT]
+    given_queues: SortedIds | None = field(default=None, repr=False, compare=False)
+    """The queues as the caller gave them, when that was as SortedIds (see `queue_set`)."""
+
+    @cached_property
+    def queue_set(self) -> AbstractSet[QueueT]:
+        """The queues as a set: the one their SortedIds holds when they came so (the scoring
+        core makes it once per step for every strategy), else made here on first use."""
+        if self.given_queues is not None:
+            return self.given_queues.as_set
+        return frozenset(self.queues)
 
     @property
     def previous_owner(self) -> Mapping[QueueT, ConsumerT]:
@@ -187,16 +211,21 @@ class Group(Generic[QueueT, ConsumerT]):
 
         Computed on first use, in passes at C speed; when every queue and every consumer of
         `previous` is still here (a join, a rolling restart's return), it is `previous` as a
-        dict.
+        dict. That every queue is still here is known without a pass when `previous.within` is
+        this group's own queue set (the scoring core's steps that leave the queues alone).
         """
         previous = self.previous
         if not previous:
             return {}
         present_consumers = set(self.consumers)
-        queue_set = set(self.queues)  # not previous.owner: a CheckedPlan may not be inverted yet
-        previous_queues = chain.from_iterable(previous.values())
-        still_there = operator.countOf(map(queue_set.__contains__, previous_queues), True)
-        if still_there == sum(map(len, previous.values())):  # every previous queue still exists
+        queue_set = self.queue_set  # not previous.owner: a CheckedPlan may not be inverted yet
+        if previous.within is not None and previous.within is queue_set:
+            every_queue_still_there = True
+        else:
+            previous_queues = chain.from_iterable(previous.values())
+            still_there = operator.countOf(map(queue_set.__contains__, previous_queues), True)
+            every_queue_still_there = still_there == sum(map(len, previous.values()))
+        if every_queue_still_there:
             if present_consumers.issuperset(previous.keys()):
                 return dict(previous.items())
             return {
@@ -219,10 +248,9 @@ class SortedIds(tuple[Any, ...]):
     nothing can change it afterwards, so the check stays true and `prepare` takes it without
     checking or sorting it again (one copy to a list).
     The scoring core checks each step's queues and consumers once this way, for every strategy
-    it runs on them. `kind` ("queue" or "consumer") names the ids in error messages.
+    it runs on them, and shares their one frozenset (`as_set`). `kind` ("queue" or
+    "consumer") names the ids in error messages.
     """
-
-    __slots__ = ()
 
     def __new__(cls, ids: Iterable[Any], kind: str) -> SortedIds:
         return super().__new__(cls, sorted_distinct_ids(ids, kind))
@@ -236,8 +264,17 @@ class SortedIds(tuple[Any, ...]):
         steps against `sorted_distinct_ids`."""
         return super().__new__(cls, ids)
 
+    @cached_property
+    def as_set(self) -> frozenset[Any]:
+        """The ids as a frozenset, made on first use and kept (ids never change): the one set
+        that every strategy of a step and the scoring core share."""
+        return frozenset(self)
+
     def __getnewargs__(self) -> tuple[tuple[Any, ...], str]:
         return tuple(self), "id"  # checked again when unpickled
+
+    def __getstate__(self) -> None:
+        return None  # the set is made again where it is needed, not pickled
 
 
 def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
@@ -424,7 +461,8 @@ def prepare(
     sorted_queues: list[QueueT] = sorted_distinct_ids(queues, "queue")
     sorted_consumers: list[ConsumerT] = sorted_distinct_ids(consumers, "consumer")
     checked = previous if type(previous) is CheckedPlan else CheckedPlan(previous)
-    return Group(sorted_queues, sorted_consumers, checked)
+    given_queues = queues if type(queues) is SortedIds else None
+    return Group(sorted_queues, sorted_consumers, checked, given_queues)
 
 
 def empty_plan(consumers: list[ConsumerT]) -> dict[ConsumerT, list[QueueT]]:

@@ -21,11 +21,13 @@ from rebalancing.evaluation.compiled_scores import (
     ConsumerNumbers,
     IntegerGroup,
     score_exact,
+    score_positions,
 )
 from rebalancing.evaluation.replay import ScoreRow, score_scenarios
 from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
 from rebalancing.evaluation.scores import score
 from rebalancing.strategies import STRATEGIES
+from rebalancing.strategies.sac import Session
 
 SMALL = ScenarioSettings(queue_range=(1, 48), consumer_range=(1, 9), change_count_range=(1, 6))
 
@@ -131,21 +133,82 @@ def _rows(engine: str, scenarios: range, every: int, views: str = "broker") -> I
 def test_both_engines_give_the_same_rows_on_thousands_of_seeded_scenarios(
     scenarios: range, every: int, views: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    outcomes = {"compiled": 0, "reference": 0}
+    outcomes = {"compiled": 0, "reference": 0, "positions": 0}
 
     def counted(*arguments: Any) -> Any:
         scored = score_exact(*arguments)
         outcomes["compiled" if scored is not None else "reference"] += 1
         return scored
 
+    def counted_positions(*arguments: Any) -> Any:
+        scored = score_positions(*arguments)
+        outcomes["positions" if scored is not None else "reference"] += 1
+        return scored
+
     monkeypatch.setattr(compiled_scores, "score_exact", counted)
+    monkeypatch.setattr(compiled_scores, "score_positions", counted_positions)
     compiled = list(_rows("kernel", scenarios, every, views))
     reference = list(_rows("reference", scenarios, every, views))
     assert len(compiled) == len(reference) > 0
     for mine, theirs in zip(compiled, reference, strict=True):
         assert mine == theirs
-    # both ways were taken, the compiled one for most plans
+    # every way was taken, a compiled one for most plans (SAC's kernel gives positions)
     assert outcomes["compiled"] > outcomes["reference"] > 0
+    assert outcomes["positions"] > 0
+
+
+def test_the_positions_of_a_kernel_run_score_as_its_owners_do() -> None:
+    """SAC's kernel gives its plan twice, as owners and as positions: on seeded sessions of
+    joins, leaves and queue changes, both give the same scores and the same Owners."""
+    for seed in range(60):
+        random = np.random.default_rng(seed)
+        session = Session(engine="kernel", release=("highest", "newest", "random")[seed % 3])
+        numbers = ConsumerNumbers()
+        owners_from_lists = owners_from_positions = NO_PLAN
+        for _ in range(6):
+            queues = sorted(random.choice(60, size=random.integers(1, 40), replace=False))
+            queues = [int(queue) for queue in queues]
+            consumers = sorted({f"c{number}" for number in random.integers(0, 12, size=5)})
+            run = session.rebalance(queues, consumers)
+            assert run.positions is not None
+            group = _group(queues, consumers, numbers)
+            from_lists = score_exact(group, run.owners, owners_from_lists, numbers)
+            from_positions = score_positions(group, run.positions, owners_from_positions, numbers)
+            assert from_lists is not None
+            assert from_positions is not None
+            assert from_positions[0] == from_lists[0]
+            assert from_positions[1].by_queue.tolist() == from_lists[1].by_queue.tolist()
+            assert from_positions[1].holds_any == from_lists[1].holds_any
+            owners_from_lists, owners_from_positions = from_lists[1], from_positions[1]
+
+
+@pytest.mark.parametrize(
+    ("grouped", "starts"),
+    [
+        ([0, 1], [0, 1, 2, 2]),  # a start too many: not the group's consumers
+        ([0, 1], [0, 2]),  # a start too few
+        ([0, 1], [1, 1, 2]),  # not starting at 0
+        ([0, 1, 2], [0, 1, 2]),  # more positions than the starts cover
+        ([0, 1], [0, 2, 1]),  # runs that end past the positions
+        ([0], [0, 2, 1]),  # a consumer with a negative count (its run read past the end)
+        ([0, -1], [0, 1, 2]),  # a negative position (numpy would read it from the end)
+        ([0, 3], [0, 1, 2]),  # a position past the group's queues
+        ([0, 0], [0, 1, 2]),  # a queue held twice
+    ],
+)
+def test_positions_that_do_not_fit_the_group_are_left_to_the_reference(
+    grouped: list[int], starts: list[int]
+) -> None:
+    numbers = ConsumerNumbers()
+    group = _group([4, 5, 9], ["c", "d"], numbers)
+    positions = np.array(grouped, np.int64), np.array(starts, np.int64)
+    assert score_positions(group, positions, NO_PLAN, numbers) is None
+    as_floats = np.array([0, 1], np.float64), np.array([0, 1, 2], np.int64)
+    assert score_positions(group, as_floats, NO_PLAN, numbers) is None
+    fitting = np.array([0, 2], np.int64), np.array([0, 1, 2], np.int64)
+    scored = score_positions(group, fitting, NO_PLAN, numbers)
+    assert scored is not None
+    assert scored[0] == score([4, 5, 9], ["c", "d"], None, {"c": [4], "d": [9]})
 
 
 def test_an_unknown_engine_is_refused_by_name() -> None:

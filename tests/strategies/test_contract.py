@@ -181,6 +181,40 @@ def test_kept_queues_and_kept_owner_say_the_same(case: GroupCase) -> None:
     assert group.kept_owner == expected
 
 
+@given(groups())
+def test_a_previous_plan_known_within_the_queue_set_keeps_what_a_checked_one_keeps(
+    case: GroupCase,
+) -> None:
+    """The scoring core's path: queues as SortedIds, the previous plan made with `within` the
+    step's queue set. When that is this group's own set, kept_queues skips its pass over the
+    previous queues and must come to the same; with another set (the queues changed), it
+    makes the pass."""
+    queues = SortedIds(case.queues, "queue")
+    checked = CheckedPlan(case.previous)
+    expected = prepare(queues, case.consumers, checked).kept_queues
+    still_there = {
+        consumer: [queue for queue in owned if queue in queues.as_set]
+        for consumer, owned in checked.items()
+    }
+    within_this_set = CheckedPlan.of_checked_lists(still_there, within=queues.as_set)
+    group = prepare(queues, case.consumers, within_this_set)
+    assert group.queue_set is queues.as_set
+    assert dict(group.kept_queues) == dict(expected)
+    within_another_set = CheckedPlan.of_checked_lists(checked, within=frozenset(checked.owner))
+    assert dict(prepare(queues, case.consumers, within_another_set).kept_queues) == dict(expected)
+
+
+def test_sorted_ids_share_one_set_that_is_not_pickled() -> None:
+    ids = SortedIds((3, 1, 2), "queue")
+    assert ids.as_set == frozenset({1, 2, 3})
+    assert ids.as_set is ids.as_set
+    assert prepare(ids, ["c"], None).queue_set is ids.as_set
+    assert prepare([3, 1, 2], ["c"], None).queue_set == ids.as_set
+    copied = pickle.loads(pickle.dumps(ids))
+    assert "as_set" not in vars(copied)
+    assert copied.as_set == ids.as_set
+
+
 @pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
 def test_ids_given_as_a_descending_range_are_sorted(strategy: Strategy) -> None:
     assert strategy.assign(range(5, 0, -1), range(2, 0, -1)) == strategy.assign(

@@ -8,7 +8,10 @@ the reference:
   harness's queue ids are such ints);
 - a plan whose keys are exactly the group's consumers and whose lists hold ints only, each a
   queue of the group and none held twice (what every working strategy returns);
-- a previous plan that passed this path too (`Owners`: its consumer per queue id).
+- a previous plan that passed this path too (`Owners`: its consumer per queue id);
+- or, instead of the plan's lists, the plan as positions in the group's queues
+  (`score_positions`, ProtocolRun.positions: SAC's compiled kernel holds its plan so), whose
+  queue ids are then taken from the group's array, not read back from the lists.
 An int in a plan is taken at its integer value, as a dict takes it (True is queue 1); an int
 subclass with an equality of its own would be read differently, and none is used as an id.
 tests/evaluation/test_compiled_scores.py holds the two paths to identical rows on thousands of
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import accumulate, chain
 from typing import Any
 
 import numpy as np
@@ -153,18 +156,53 @@ def score_exact(
     lists = plan.values()
     if not set(map(type, lists)) <= {list}:  # a list subclass might iterate otherwise
         return None
-    length_list = list(map(len, lists))
-    size = sum(length_list)
+    starts = np.fromiter(accumulate(map(len, lists), initial=0), np.int64, len(lists) + 1)
+    size = int(starts[-1])
     try:
         if type(sum(map(sum, lists))) is not int:  # ints only (see `_integers`)
             return None
         flat = np.fromiter(chain.from_iterable(lists), np.int64, size)
     except (TypeError, OverflowError):
         return None
+    return _score_arrays(group, flat, starts, plan_numbers, previous, numbers, by_position=False)
+
+
+def score_positions(
+    group: IntegerGroup, positions: tuple[Any, Any], previous: Owners, numbers: ConsumerNumbers
+) -> tuple[Scores, Owners] | None:
+    """score_exact of a plan given as ProtocolRun.positions (every consumer of the group, in id
+    order, with its queues as positions in the group's sorted queues): its queue ids are taken
+    from the group's array by position rather than read back from the plan's lists, in the
+    same compiled pass that checks them. None when the arrays do not fit the group."""
+    grouped, starts = positions
+    if type(grouped) is not np.ndarray or type(starts) is not np.ndarray:
+        return None
+    if grouped.dtype != np.int64 or starts.dtype != np.int64 or grouped.ndim != 1:
+        return None
+    if starts.shape != (len(group.consumers) + 1,):
+        return None
+    return _score_arrays(
+        group, grouped, starts, group.consumer_numbers, previous, numbers, by_position=True
+    )
+
+
+def _score_arrays(
+    group: IntegerGroup,
+    flat: Any,
+    starts: Any,
+    plan_numbers: Any,
+    previous: Owners,
+    numbers: ConsumerNumbers,
+    by_position: bool,
+) -> tuple[Scores, Owners] | None:
+    """The scores of a plan as arrays (`flat`: its queues, consumer after consumer, as ids or,
+    `by_position`, as positions in the group's queues; `starts`: where each consumer's run
+    starts, |C| + 1 entries; `plan_numbers`: the consumers' numbers), when it is exact."""
     queue_count = len(group.queue_set)
     owner_after, sum_array = _count_exact(
         flat,
-        np.fromiter(length_list, np.int64, len(length_list)),
+        starts,
+        by_position,
         plan_numbers,
         group.queue_ids,
         group.in_group,
@@ -176,10 +214,11 @@ def score_exact(
     if not sums[_EXACT]:
         return None
     kept = sums[_KEPT]
+    size = flat.shape[0]
     count_sums = None
-    if consumers:
+    if plan_numbers.shape[0]:
         squares, lowest, highest = sums[_SQUARES], sums[_LOWEST], sums[_HIGHEST]
-        count_sums = CountSums(len(consumers), size, squares, lowest, highest)
+        count_sums = CountSums(plan_numbers.shape[0], size, squares, lowest, highest)
     scores = scores_from_counts(
         queue_count,
         count_sums,
@@ -201,7 +240,8 @@ _EXACT, _KEPT, _PREVIOUSLY_HELD, _HELD_BY_PRESENT, _BEST, _SQUARES, _LOWEST, _HI
 @njit(cache=True)
 def _count_exact(
     flat: Any,
-    lengths: Any,
+    starts: Any,
+    by_position: bool,
     plan_numbers: Any,
     queue_ids: Any,
     in_group: Any,
@@ -209,23 +249,40 @@ def _count_exact(
     consumer_numbers: Any,
     number_count: int,
 ) -> tuple[Any, Any]:
-    """One pass over the plan (`flat`: its queues, consumer after consumer, `lengths` of each,
-    `plan_numbers` their numbers), one over the group's queues and one over its consumers: (the
-    plan's owner per queue id, the sums, by position: exact (1 when every queue is one of the
-    group and none is held twice, else 0 and nothing else counted), kept, previously held,
-    held by a consumer of the group, the best any balanced plan keeps (scores._optimum), and
-    the plan's counts' sum of squares, lowest and highest)."""
+    """One pass over the plan (`flat`: its queues, consumer after consumer, as ids or,
+    `by_position`, as positions in `queue_ids`; `starts`: where each consumer's run starts, and
+    the end; `plan_numbers`: the consumers' numbers), one over the group's queues and one over
+    its consumers: (the plan's owner per queue id, the sums, by position: exact (1 when the
+    runs fit `flat`, every queue is one of the group and none is held twice, else 0 and
+    nothing else counted), kept, previously held, held by a consumer of the group, the best
+    any balanced plan keeps (scores._optimum), and the plan's counts' sum of squares, lowest
+    and highest)."""
     sums = np.zeros(8, dtype=np.int64)
     bound = in_group.shape[0]
     owner_after = np.full(bound, NO_OWNER, dtype=np.int32)
     before_bound = owner_before.shape[0]
+    consumers = plan_numbers.shape[0]
+    if starts.shape[0] != consumers + 1 or starts[0] != 0 or starts[consumers] != flat.shape[0]:
+        return owner_after, sums
+    squares = 0
+    lowest = starts[1] if consumers else 0
+    highest = lowest
+    for index in range(consumers):  # the runs first: each within `flat` (no bounds checks)
+        count = starts[index + 1] - starts[index]
+        if count < 0:
+            return owner_after, sums
+        squares += count * count
+        lowest = min(lowest, count)
+        highest = max(highest, count)
     kept = 0
-    position = 0
-    for index in range(lengths.shape[0]):
+    for index in range(consumers):
         number = plan_numbers[index]
-        for _ in range(lengths[index]):
+        for position in range(starts[index], starts[index + 1]):
             queue = flat[position]
-            position += 1
+            if by_position:
+                if queue < 0 or queue >= queue_ids.shape[0]:
+                    return owner_after, sums
+                queue = queue_ids[queue]
             if queue < 0 or queue >= bound or not in_group[queue]:
                 return owner_after, sums
             if owner_after[queue] != NO_OWNER:
@@ -260,13 +317,6 @@ def _count_exact(
             else:
                 best += keepable
         best += min(extra, above_base)
-    squares = 0
-    lowest = lengths[0] if lengths.shape[0] else 0
-    highest = lowest
-    for count in lengths:
-        squares += count * count
-        lowest = min(lowest, count)
-        highest = max(highest, count)
     sums[_EXACT] = 1
     sums[_KEPT] = kept
     sums[_PREVIOUSLY_HELD] = previously_held

@@ -159,14 +159,17 @@ class _Group:
             # the very same frozen set tells the scores that no queue of a previous plan is gone
             queues, queue_set = before.queues, before.queue_set
         else:
-            queues, queue_set = _checked_ids(step.queues, "queue"), frozenset(step.queues)
+            queues = _checked_ids(step.queues, "queue")
+            queue_set = queues.as_set if type(queues) is SortedIds else frozenset(step.queues)
         if before is not None and (
             step.consumers is before.step.consumers or step.consumers == before.step.consumers
         ):
             consumers, consumer_set = before.consumers, before.consumer_set
         else:
             consumers = _checked_ids(step.consumers, "consumer")
-            consumer_set = frozenset(step.consumers)
+            consumer_set = (
+                consumers.as_set if type(consumers) is SortedIds else frozenset(step.consumers)
+            )
         integers = None
         if numbers is not None and type(queues) is SortedIds and type(consumers) is SortedIds:
             from rebalancing.evaluation.compiled_scores import IntegerGroup
@@ -247,13 +250,13 @@ class _Runner:
 def _as_plan(result: Any) -> tuple[dict[Any, list[Any]], str | None]:
     """`result` as consumer -> list of queues (copied only where it holds other iterables), or
     an empty plan and why `result` is not one."""
+    if type(result) is dict and set(map(type, result.values())) <= {list}:  # the common case
+        return result, None
     if not isinstance(result, Mapping):
         return (
             {},
             f"TypeError: returned {type(result).__name__}, not a mapping of consumer -> queues",
         )
-    if type(result) is dict and set(map(type, result.values())) <= {list}:  # the common case
-        return result, None
     all_lists = True
     for consumer, owned in result.items():
         if isinstance(owned, list):
@@ -316,7 +319,7 @@ def score_scenario(
                 group, client_views if on_clients else None
             )
             outcome = runner.outcome
-            scored = _scored_compiled(runner, group, plan, numbers) if error is None else None
+            scored = _scored_compiled(runner, group, plan, run, numbers) if error is None else None
             if scored is not None:
                 scores = scored
             else:
@@ -366,20 +369,28 @@ def score_scenario(
 
 
 def _scored_compiled(
-    runner: _Runner, group: _Group, plan: dict[Any, list[Any]], numbers: ConsumerNumbers | None
+    runner: _Runner,
+    group: _Group,
+    plan: dict[Any, list[Any]],
+    run: ProtocolRun | None,
+    numbers: ConsumerNumbers | None,
 ) -> Scores | None:
     """The scores of a new plan in force from the compiled path, when it can read both it and
-    the previous one (rebalancing.evaluation.compiled_scores); the runner then holds the plan
-    as a CheckedPlan that is inverted only if its strategy reads the owners."""
+    the previous one (rebalancing.evaluation.compiled_scores), from the run's positions when
+    the protocol gave them; the runner then holds the plan as a CheckedPlan that is inverted
+    only if its strategy reads the owners."""
     if runner.owners is None or group.integers is None or numbers is None:
         return None
-    from rebalancing.evaluation.compiled_scores import score_exact
+    from rebalancing.evaluation.compiled_scores import score_exact, score_positions
 
-    scored = score_exact(group.integers, plan, runner.owners, numbers)
+    if run is not None and run.positions is not None:
+        scored = score_positions(group.integers, run.positions, runner.owners, numbers)
+    else:
+        scored = score_exact(group.integers, plan, runner.owners, numbers)
     if scored is None:
         return None
     scores, runner.owners = scored
-    runner.previous = CheckedPlan.of_checked_lists(plan)
+    runner.previous = CheckedPlan.of_checked_lists(plan, within=group.queue_set)
     runner.previous_reading = None  # read `plan` if the reference needs it
     return scores
 

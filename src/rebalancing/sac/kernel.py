@@ -825,6 +825,10 @@ def _settle_and_group(
 
 _NO_SLOTS = np.zeros(0, dtype=np.int64)
 
+_FEWEST_SLOTS_ADDED = 8
+"""Slot rows added at least when they run out: each growth copies every row, and most groups
+are small (a few slots cost |Q| int32 entries each in two arrays)."""
+
 
 def _slot_array(numbers: list[int]) -> Any:
     """`numbers` as an int64 array (most changes have no departed or no joined apps: the
@@ -927,12 +931,13 @@ class KernelEngine:
         self.apps, self.app_set = list(apps), present
 
     def _reserve_slots(self, wanted: int) -> None:
-        """At least `wanted` free slots: the rows double when they run out (clean new rows)."""
+        """At least `wanted` free slots: the rows double when they run out (clean new rows),
+        by at least _FEWEST_SLOTS_ADDED, so that a small group does not grow row by row."""
         missing = wanted - len(self.free_slots)
         if missing <= 0:
             return
         slot_count = self.fifo_next.shape[0]
-        added = max(missing, slot_count)
+        added = max(missing, slot_count, _FEWEST_SLOTS_ADDED)
         queue_count = len(self.queues)
         extra = np.full((added, queue_count), ABSENT, dtype=np.int32)
         self.fifo_next = np.concatenate([self.fifo_next, extra])
@@ -1056,4 +1061,6 @@ class KernelEngine:
         )
         releases, steps, rounds, converged, paused = counts.tolist()
         plan = self._plan(grouped, starts)
-        return ProtocolRun(plan, releases, steps, rounds, bool(converged), paused)
+        return ProtocolRun(
+            plan, releases, steps, rounds, bool(converged), paused, positions=(grouped, starts)
+        )

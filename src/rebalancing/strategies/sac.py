@@ -26,11 +26,19 @@ O(log |Q| + log |A|) (kernel); a cold start costs about |Q| x |A| / 2 releases.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Protocol
 
-from rebalancing.contract import ConsumerT, ProtocolRun, QueueT, prepare, sorted_distinct_ids
+from rebalancing.contract import (
+    ConsumerT,
+    ProtocolRun,
+    QueueT,
+    SortedIds,
+    prepare,
+    sorted_distinct_ids,
+)
 from rebalancing.sac.model import POSITION_VARIANTS, PositionVariant, SacState
 from rebalancing.sac.schedulers import RELEASE_POLICIES, ReleasePolicy, default_step_bound
 
@@ -65,8 +73,10 @@ class _Engine(Protocol):
     def snapshot(self) -> tuple[Any, ...]: ...
 
 
+@functools.cache
 def default_engine() -> Engine:
-    """ "kernel" when numba can be imported, else "reference" (found without importing it)."""
+    """ "kernel" when numba can be imported, else "reference" (found without importing it;
+    asked once per process: every session and every scored scenario asks)."""
     return "kernel" if importlib.util.find_spec("numba") is not None else "reference"
 
 
@@ -106,10 +116,12 @@ class _CheckedIds:
         self.checked: list[Any] = []
 
     def __call__(self, ids: Iterable[Any]) -> list[Any]:
-        if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        if type(ids) is SortedIds:  # the scoring core's: a tuple, checked already
+            given: tuple[Any, ...] = ids
+        elif isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
             return sorted_distinct_ids(ids, self.kind)  # raises the contract's TypeError
-        given = ids if isinstance(ids, tuple) else tuple(ids)  # a tuple kept as it is: its
-        # type may tell `sorted_distinct_ids` that it is checked already
+        else:  # a tuple kept as it is: its type may tell `sorted_distinct_ids` it is checked
+            given = ids if isinstance(ids, tuple) else tuple(ids)
         try:
             unchanged = given is self.given or given == self.given
         except (TypeError, ValueError):  # an id whose `==` is no bool (an array): checked below
