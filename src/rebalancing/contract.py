@@ -66,7 +66,9 @@ class ProtocolRun:
     `positions`, from an engine that holds the plan as arrays, is `owners` again as two int64
     arrays: each consumer's queues as positions in the rebalance's sorted queues, consumer
     after consumer in sorted order, and where each consumer's run of them starts (|C| + 1
-    entries); the scoring core reads these rather than `owners` back (None: read `owners`).
+    entries); the scoring core reads these rather than `owners` back (None: read `owners`). It
+    must be exactly `owners`: the scoring core compares only the consumers and their counts,
+    not the queues, so whatever replaces `owners` (dataclasses.replace) must reset it.
     """
 
     owners: dict[Any, list[Any]]
@@ -121,7 +123,8 @@ class CheckedPlan(Mapping[ConsumerT, tuple[QueueT, ...]], Generic[QueueT, Consum
         means: every queue hashable, none held twice and, with `within`, each one in that set.
         Not for strategies or their callers: nothing is checked here, and a plan that holds a
         queue twice would make a CheckedPlan that lies. The scoring core's compiled path proves
-        all three for integer queue ids without a dict (`within`: the group's queue set); the
+        all three for integer queue ids without a dict (`within`: the group's queue set), from
+        the plan's lists or from its protocol run's `positions`, which are the same plan; the
         inversion, which a strategy that ignores `previous` never reads, is then made only when
         `owner` is first read."""
         checked: CheckedPlan[QueueT, ConsumerT] = cls.__new__(cls)
@@ -177,8 +180,9 @@ class Group(Generic[QueueT, ConsumerT]):
     queues: list[QueueT]
     consumers: list[ConsumerT]
     previous: CheckedPlan[QueueT, ConsumerT]
-    given_queues: SortedIds | None = field(default=None, repr=False, compare=False)
-    """The queues as the caller gave them, when that was as SortedIds (see `queue_set`)."""
+    given_queues: SortedIds | None = field(default=None, repr=False, compare=False, kw_only=True)
+    """The queues as the caller gave them, when that was as SortedIds (see `queue_set`): set by
+    `prepare`, and then the same ids as `queues`."""
 
     @cached_property
     def queue_set(self) -> AbstractSet[QueueT]:
@@ -219,7 +223,7 @@ class Group(Generic[QueueT, ConsumerT]):
             return {}
         present_consumers = set(self.consumers)
         queue_set = self.queue_set  # not previous.owner: a CheckedPlan may not be inverted yet
-        if previous.within is not None and previous.within is queue_set:
+        if previous.within is queue_set:
             every_queue_still_there = True
         else:
             previous_queues = chain.from_iterable(previous.values())
@@ -245,8 +249,9 @@ class SortedIds(tuple[Any, ...]):
 
     Building one runs the check (only `of_sorted`, for a producer that makes its ids so by
     construction, skips it, and `sorted_distinct_ids` trusts any SortedIds); being a tuple,
-    nothing can change it afterwards, so the check stays true and `prepare` takes it without
-    checking or sorting it again (one copy to a list).
+    nothing can change its ids afterwards, so the check stays true and `prepare` takes it
+    without checking or sorting it again (one copy to a list). Its `as_set`, made on first use
+    and kept in the instance's dict (a tuple subclass can have no slots), is not to be set.
     The scoring core checks each step's queues and consumers once this way, for every strategy
     it runs on them, and shares their one frozenset (`as_set`). `kind` ("queue" or
     "consumer") names the ids in error messages.
@@ -462,7 +467,7 @@ def prepare(
     sorted_consumers: list[ConsumerT] = sorted_distinct_ids(consumers, "consumer")
     checked = previous if type(previous) is CheckedPlan else CheckedPlan(previous)
     given_queues = queues if type(queues) is SortedIds else None
-    return Group(sorted_queues, sorted_consumers, checked, given_queues)
+    return Group(sorted_queues, sorted_consumers, checked, given_queues=given_queues)
 
 
 def empty_plan(consumers: list[ConsumerT]) -> dict[ConsumerT, list[QueueT]]:

@@ -173,7 +173,9 @@ def test_the_positions_of_a_kernel_run_score_as_its_owners_do() -> None:
             assert run.positions is not None
             group = _group(queues, consumers, numbers)
             from_lists = score_exact(group, run.owners, owners_from_lists, numbers)
-            from_positions = score_positions(group, run.positions, owners_from_positions, numbers)
+            from_positions = score_positions(
+                group, run.owners, run.positions, owners_from_positions, numbers
+            )
             assert from_lists is not None
             assert from_positions is not None
             assert from_positions[0] == from_lists[0]
@@ -189,8 +191,9 @@ def test_the_positions_of_a_kernel_run_score_as_its_owners_do() -> None:
         ([0, 1], [0, 2]),  # a start too few
         ([0, 1], [1, 1, 2]),  # not starting at 0
         ([0, 1, 2], [0, 1, 2]),  # more positions than the starts cover
-        ([0, 1], [0, 2, 1]),  # runs that end past the positions
-        ([0], [0, 2, 1]),  # a consumer with a negative count (its run read past the end)
+        ([0, 1], [0, 2, 1]),  # runs that end before the positions do
+        ([0], [0, 2, 1]),  # a run past the positions, then one of negative length
+        ([0, 1], [0, 3 * 2**61, 2]),  # a run past the positions (no overflow to hide it)
         ([0, -1], [0, 1, 2]),  # a negative position (numpy would read it from the end)
         ([0, 3], [0, 1, 2]),  # a position past the group's queues
         ([0, 0], [0, 1, 2]),  # a queue held twice
@@ -199,16 +202,29 @@ def test_the_positions_of_a_kernel_run_score_as_its_owners_do() -> None:
 def test_positions_that_do_not_fit_the_group_are_left_to_the_reference(
     grouped: list[int], starts: list[int]
 ) -> None:
+    """The compiled pass checks the arrays itself (numba checks no bounds): called as
+    score_positions calls it, each misfit comes back as not exact."""
     numbers = ConsumerNumbers()
     group = _group([4, 5, 9], ["c", "d"], numbers)
     positions = np.array(grouped, np.int64), np.array(starts, np.int64)
-    assert score_positions(group, positions, NO_PLAN, numbers) is None
-    as_floats = np.array([0, 1], np.float64), np.array([0, 1, 2], np.int64)
-    assert score_positions(group, as_floats, NO_PLAN, numbers) is None
-    fitting = np.array([0, 2], np.int64), np.array([0, 1, 2], np.int64)
-    scored = score_positions(group, fitting, NO_PLAN, numbers)
+    arrays = (*positions, group.consumer_numbers, NO_PLAN, numbers)
+    assert compiled_scores._score_arrays(group, *arrays, by_position=True) is None
+
+
+def test_positions_are_taken_only_for_their_own_plan() -> None:
+    numbers = ConsumerNumbers()
+    group = _group([4, 5, 9], ["c", "d"], numbers)
+    positions = np.array([0, 2], np.int64), np.array([0, 1, 2], np.int64)
+    plan = {"c": [4], "d": [9]}
+    scored = score_positions(group, plan, positions, NO_PLAN, numbers)
     assert scored is not None
-    assert scored[0] == score([4, 5, 9], ["c", "d"], None, {"c": [4], "d": [9]})
+    assert scored[0] == score([4, 5, 9], ["c", "d"], None, plan)
+    for other in ({"c": [4, 5], "d": []}, {"d": [9], "c": [4]}, {"c": [4]}):
+        assert score_positions(group, other, positions, NO_PLAN, numbers) is None
+    as_floats = np.array([0, 2], np.float64), positions[1]
+    assert score_positions(group, plan, as_floats, NO_PLAN, numbers) is None
+    as_lists: Any = [0, 2], [0, 1, 2]
+    assert score_positions(group, plan, as_lists, NO_PLAN, numbers) is None
 
 
 def test_an_unknown_engine_is_refused_by_name() -> None:

@@ -204,6 +204,17 @@ def test_a_previous_plan_known_within_the_queue_set_keeps_what_a_checked_one_kee
     assert dict(prepare(queues, case.consumers, within_another_set).kept_queues) == dict(expected)
 
 
+def test_a_plan_said_to_lie_within_the_group_s_own_queue_set_is_kept_without_a_pass() -> None:
+    """The skip happens: told that every queue lies within this group's set (here wrongly,
+    which only a caller of of_checked_lists could do), kept_queues takes the plan as it is,
+    where the pass it skips would drop queue 7; told another set, it makes the pass."""
+    queues = SortedIds([1, 2], "queue")
+    said_within = CheckedPlan.of_checked_lists({"c": [1, 7]}, within=queues.as_set)
+    assert dict(prepare(queues, ["c"], said_within).kept_queues) == {"c": (1, 7)}
+    within_another = CheckedPlan.of_checked_lists({"c": [1, 7]}, within=frozenset({1, 2, 7}))
+    assert dict(prepare(queues, ["c"], within_another).kept_queues) == {"c": (1,)}
+
+
 def test_sorted_ids_share_one_set_that_is_not_pickled() -> None:
     ids = SortedIds((3, 1, 2), "queue")
     assert ids.as_set == frozenset({1, 2, 3})

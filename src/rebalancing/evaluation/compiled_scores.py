@@ -11,19 +11,23 @@ the reference:
 - a previous plan that passed this path too (`Owners`: its consumer per queue id);
 - or, instead of the plan's lists, the plan as positions in the group's queues
   (`score_positions`, ProtocolRun.positions: SAC's compiled kernel holds its plan so), whose
-  queue ids are then taken from the group's array, not read back from the lists.
+  queue ids are then taken from the group's array, not read back from the lists: the arrays
+  are checked as the lists are, and the lists only for their consumers and counts (the run
+  vouches that both are the same plan: ProtocolRun says so).
 An int in a plan is taken at its integer value, as a dict takes it (True is queue 1); an int
 subclass with an equality of its own would be read differently, and none is used as an id.
 tests/evaluation/test_compiled_scores.py holds the two paths to identical rows on thousands of
 seeded scenarios, broken strategies included.
 
 Why: the reference inverts each plan into a dict and looks each queue up in the previous
-plan's, some 150 ns a queue in CPython; here the plan is read into one int64 array, checked
-and counted in one compiled pass, and never inverted (CheckedPlan.of_checked_lists inverts it
+plan's, some 150 ns a queue in CPython; here the plan is read into one int64 array (some 45 ns
+a queue; from positions, a gather inside the compiled pass), checked and counted in one
+compiled pass, and never inverted (CheckedPlan.of_checked_lists inverts it
 only if a strategy reads its owners). Consumers are numbered per scenario, in the order they
 first appear, so that owners are integers too.
 Runtime complexity: O(|Q| + |C|) per plan: one pass at C speed to type-check the plan, one to
-copy it into an array, one compiled pass over it and one over the group's queues; plus the
+copy it into an array (neither from positions), one compiled pass over it and one over the
+group's queues; plus the
 arrays indexed by queue id (up to 16 |Q| + 65,536 entries) and by consumer number (every
 consumer the scenario has seen), made and cleared once per plan.
 Needs numba and numpy (the spark and dev extras); compiled on first use, cached on disk.
@@ -31,6 +35,7 @@ Needs numba and numpy (the spark and dev extras); compiled on first use, cached 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
@@ -168,18 +173,26 @@ def score_exact(
 
 
 def score_positions(
-    group: IntegerGroup, positions: tuple[Any, Any], previous: Owners, numbers: ConsumerNumbers
+    group: IntegerGroup,
+    plan: Mapping[Any, list[Any]],
+    positions: tuple[Any, Any],
+    previous: Owners,
+    numbers: ConsumerNumbers,
 ) -> tuple[Scores, Owners] | None:
-    """score_exact of a plan given as ProtocolRun.positions (every consumer of the group, in id
-    order, with its queues as positions in the group's sorted queues): its queue ids are taken
-    from the group's array by position rather than read back from the plan's lists, in the
-    same compiled pass that checks them. None when the arrays do not fit the group."""
+    """score_exact of `plan` given also as its ProtocolRun.positions (every consumer of the
+    group, in id order, with its queues as positions in the group's sorted queues): its queue
+    ids are taken from the group's array by position rather than read back from the plan's
+    lists, in the same compiled pass that checks them. None when the arrays do not fit the
+    group, or the plan's consumers and counts are not theirs (its queues are not compared)."""
     grouped, starts = positions
     if type(grouped) is not np.ndarray or type(starts) is not np.ndarray:
         return None
     if grouped.dtype != np.int64 or starts.dtype != np.int64 or grouped.ndim != 1:
         return None
-    if starts.shape != (len(group.consumers) + 1,):
+    if starts.shape != (len(group.consumers) + 1,) or tuple(plan) != group.consumers:
+        return None
+    bounds = starts.tolist()
+    if list(map(len, plan.values())) != list(map(operator.sub, bounds[1:], bounds)):
         return None
     return _score_arrays(
         group, grouped, starts, group.consumer_numbers, previous, numbers, by_position=True
@@ -268,9 +281,9 @@ def _count_exact(
     lowest = starts[1] if consumers else 0
     highest = lowest
     for index in range(consumers):  # the runs first: each within `flat` (no bounds checks)
-        count = starts[index + 1] - starts[index]
-        if count < 0:
+        if starts[index + 1] < starts[index]:  # compared, not subtracted: no overflow
             return owner_after, sums
+        count = starts[index + 1] - starts[index]
         squares += count * count
         lowest = min(lowest, count)
         highest = max(highest, count)

@@ -15,7 +15,8 @@ here.
 Every input is checked once, however many strategies read it (rebalancing.contract): each
 step's queues and consumers once (SortedIds), and each plan once, as a CheckedPlan that the
 next step passes as `previous`. The scores count the plan either compiled, from an array of its
-queue ids (rebalancing.evaluation.compiled_scores: the CheckedPlan is then inverted only if the
+queue ids or, for a protocol run that gives them, of its queues' positions
+(rebalancing.evaluation.compiled_scores: the CheckedPlan is then inverted only if the
 strategy reads its owners), or with the reference, through the CheckedPlan's inversion (`engine`
 on `score_scenario`; the rows are the same). The strategies take both without checking,
 sorting or inverting them again, so `assign_micros` is the strategy's own work on inputs
@@ -384,7 +385,7 @@ def _scored_compiled(
     from rebalancing.evaluation.compiled_scores import score_exact, score_positions
 
     if run is not None and run.positions is not None:
-        scored = score_positions(group.integers, run.positions, runner.owners, numbers)
+        scored = score_positions(group.integers, plan, run.positions, runner.owners, numbers)
     else:
         scored = score_exact(group.integers, plan, runner.owners, numbers)
     if scored is None:
