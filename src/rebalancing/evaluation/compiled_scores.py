@@ -20,8 +20,8 @@ tests/evaluation/test_compiled_scores.py holds the two paths to identical rows o
 seeded scenarios, broken strategies included.
 
 Why: the reference inverts each plan into a dict and looks each queue up in the previous
-plan's, some 150 ns a queue in CPython; here the plan is read into one int64 array (some 45 ns
-a queue; from positions, a gather inside the compiled pass), checked and counted in one
+plan's, some 150 ns a queue in CPython; here the plan is read into one int64 array (from
+positions: gathered inside the compiled pass), checked and counted in one
 compiled pass, and never inverted (CheckedPlan.of_checked_lists inverts it
 only if a strategy reads its owners). Consumers are numbered per scenario, in the order they
 first appear, so that owners are integers too.
