@@ -38,9 +38,12 @@ from rebalancing.harness.job import WORKER_ALLOCATOR
 REPOSITORY = Path(__file__).resolve().parent.parent
 BEFORE = "rebalancing_before"
 
-# `rebalancing` as a module path (imports, and registry strings such as
-# "rebalancing.strategies.sticky"), not as a word in prose
+# `rebalancing` as a module path (imports, and strings such as "rebalancing.strategies.sticky");
+# the word in prose is renamed too, harmlessly, but not names such as "rebalancing-harness"
 _MODULE_PATH = re.compile(r"(?<![\w.])rebalancing(?=[.\s,)\"'])")
+
+# what would still import the working tree's package from the old one
+_LEFT_OVER = re.compile(r"\b(from|import)\s+rebalancing\b|[\"']rebalancing\.")
 
 
 def _before_tree(revision: str, into: Path) -> None:
@@ -58,6 +61,8 @@ def _before_tree(revision: str, into: Path) -> None:
         text = module.read_text()
         renamed = re.sub(r"\b(from|import) rebalancing\b", rf"\1 {BEFORE}", text)
         renamed = _MODULE_PATH.sub(BEFORE, renamed)
+        if left_over := _LEFT_OVER.search(renamed):
+            raise RuntimeError(f"{module}: {left_over.group()!r} would import the working tree")
         module.write_text(renamed)
 
 
@@ -107,7 +112,15 @@ def main() -> None:
             "after": _partition_runner("rebalancing", arguments.strategies, arguments.mix),
         }
         for run in runners.values():  # imports, and numba's kernels compiled or loaded
-            run(10**7, 3)
+            run(10**7, 30)
+        imported_elsewhere = [
+            name
+            for name, module in sys.modules.items()
+            if name.startswith(BEFORE)
+            and not (getattr(module, "__file__", None) or directory).startswith(directory)
+        ]
+        if imported_elsewhere:
+            raise RuntimeError(f"not from the old tree: {imported_elsewhere}")
         gc.collect()
         gc.freeze()
         seconds: dict[str, list[float]] = {"before": [], "after": []}
