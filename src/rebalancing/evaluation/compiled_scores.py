@@ -21,15 +21,14 @@ seeded scenarios, broken strategies included.
 
 Why: the reference inverts each plan into a dict and looks each queue up in the previous
 plan's, some 150 ns a queue in CPython; here the plan is read into one int64 array (from
-positions: gathered inside the compiled pass), checked and counted in one
-compiled pass, and never inverted (CheckedPlan.of_checked_lists inverts it
-only if a strategy reads its owners). Consumers are numbered per scenario, in the order they
-first appear, so that owners are integers too.
+positions: gathered inside the compiled pass), checked and counted in one compiled pass, and
+never inverted (CheckedPlan.of_checked_lists inverts it only if a strategy reads its owners).
+Consumers are numbered per scenario, in the order they first appear, so that owners are
+integers too.
 Runtime complexity: O(|Q| + |C|) per plan: one pass at C speed to type-check the plan, one to
 copy it into an array (neither from positions), one compiled pass over it and one over the
-group's queues; plus the
-arrays indexed by queue id (up to 16 |Q| + 65,536 entries) and by consumer number (every
-consumer the scenario has seen), made and cleared once per plan.
+group's queues; plus the arrays indexed by queue id (up to 16 |Q| + 65,536 entries) and by
+consumer number (every consumer the scenario has seen), made and cleared once per plan.
 Needs numba and numpy (the spark and dev extras); compiled on first use, cached on disk.
 """
 

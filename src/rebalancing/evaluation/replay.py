@@ -161,16 +161,14 @@ class _Group:
             queues, queue_set = before.queues, before.queue_set
         else:
             queues = _checked_ids(step.queues, "queue")
-            queue_set = queues.as_set if type(queues) is SortedIds else frozenset(step.queues)
+            queue_set = _id_set(queues)
         if before is not None and (
             step.consumers is before.step.consumers or step.consumers == before.step.consumers
         ):
             consumers, consumer_set = before.consumers, before.consumer_set
         else:
             consumers = _checked_ids(step.consumers, "consumer")
-            consumer_set = (
-                consumers.as_set if type(consumers) is SortedIds else frozenset(step.consumers)
-            )
+            consumer_set = _id_set(consumers)
         integers = None
         if numbers is not None and type(queues) is SortedIds and type(consumers) is SortedIds:
             from rebalancing.evaluation.compiled_scores import IntegerGroup
@@ -181,6 +179,12 @@ class _Group:
             else:
                 integers = IntegerGroup.of(queues, queue_set, consumers, consumer_set, numbers)
         return _Group(step, queues, consumers, queue_set, consumer_set, integers)
+
+
+def _id_set(ids: tuple[Any, ...]) -> frozenset[Any]:
+    """The set of `ids` (from `_checked_ids`): their SortedIds' own, which every strategy of the
+    step shares, or made here when they failed the check."""
+    return ids.as_set if type(ids) is SortedIds else frozenset(ids)
 
 
 def _checked_ids(ids: tuple[Any, ...], kind: str) -> tuple[Any, ...]:

@@ -121,10 +121,10 @@ def ship_to_executors(session: SparkSession, strategy_specs: tuple[str, ...]) ->
     package is not shipped: imported from a zip that Spark puts in a new directory for every
     application, its numba kernels would be compiled afresh in every worker of every run (21 s
     of CPU each against 1 s from the cache, benchmarks/worker_settings.py; and a new directory
-    in numba's cache each time); from those files they
-    come from numba's cache. A worker is asked where it finds the package (one task, on the
-    worker the job then reuses), so its own environment, working directory and Python path
-    (spark.executorEnv, files added before) decide; any failure ships the package."""
+    in numba's cache each time); from those files they come from numba's cache. A worker is
+    asked where it finds the package (one task, on the worker the job then reuses), so its own
+    environment, working directory and Python path (spark.executorEnv, files added before)
+    decide; any failure ships the package."""
     master = "" if is_connect(session) else (session.sparkContext.master or "")
     local = master == "local" or master.startswith("local[")
     drivers_copy = local and is_this_package(_worker_package_origin(session))
