@@ -24,7 +24,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 # The main job: the Spark harness on an embedded local[*] Spark (Java 17 on the PATH).
 run: $(VENV)/.installed-run
-	$(BIN)/python -m rebalancing.harness --scenarios $(SCENARIOS) --seed $(SEED) --out $(OUT)
+	$(BIN)/python -m rebalancing.harness --scenarios $(SCENARIOS) --seed $(SEED) --out $(OUT) --replace
 
 test: lint typecheck pytest
 

@@ -24,6 +24,7 @@ ALLOWED = {
     "runtime": set(),
     "adapters": {"contract", "strategies", "sac", "runtime", "machine"},
     "machine": set(),  # packages and processes of the machine: the standard library only
+    "cli": {"evaluation", "harness"},  # the `rebalancing` command, above every layer
 }
 
 

@@ -1,8 +1,10 @@
 """Aggregates of score rows per (strategy, change kind), and the table a person reads.
 
-For every metric: count of defined values, mean, sample standard deviation, the 50th, 95th and
-99th percentiles (linear interpolation between closest ranks, as Spark SQL's exact `percentile`
-and numpy's default) and the maximum. Undefined values (None) are left out, as SQL nulls are.
+For every metric: count of defined values, mean, sample standard deviation, the minimum, the 1st,
+5th, 50th, 95th and 99th percentiles (linear interpolation between closest ranks, as Spark SQL's
+exact `percentile` and numpy's default) and the maximum: both tails, since for some scores
+(stickiness) the bad rebalances are the low ones. Undefined values (None) are left out, as SQL
+nulls are.
 Runtime complexity: O(rows log rows) (the percentiles sort).
 """
 
@@ -14,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from rebalancing.evaluation.glossary import SUMMARY_COLUMNS, VIEW_COLUMNS
 from rebalancing.evaluation.replay import ScoreRow
 
 METRICS: tuple[str, ...] = (
@@ -54,10 +57,37 @@ class Aggregate:
     count: int
     mean: float | None
     stddev: float | None
+    min: float | None
+    p1: float | None
+    p5: float | None
     p50: float | None
     p95: float | None
     p99: float | None
     max: float | None
+
+
+STATISTICS: tuple[str, ...] = (
+    "count",
+    "mean",
+    "stddev",
+    "min",
+    "p1",
+    "p5",
+    "p50",
+    "p95",
+    "p99",
+    "max",
+)
+"""The fields of an Aggregate, in order: the columns `<metric>_<statistic>` of the summaries."""
+
+PERCENTILES: tuple[tuple[str, float], ...] = (
+    ("p1", 0.01),
+    ("p5", 0.05),
+    ("p50", 0.50),
+    ("p95", 0.95),
+    ("p99", 0.99),
+)
+"""The percentiles an Aggregate holds, by field name."""
 
 
 def percentile(sorted_values: Sequence[float], fraction: float) -> float:
@@ -73,17 +103,16 @@ def aggregate(values: Iterable[float | None]) -> Aggregate:
     """The distribution of the defined values among `values` (a bool counts as 0 or 1)."""
     defined = [value for value in values if value is not None]
     if not defined:
-        return Aggregate(0, None, None, None, None, None, None)
+        return Aggregate(0, *(None,) * (len(STATISTICS) - 1))
     defined.sort()
     mean, stddev = _mean_and_stddev(defined)
     return Aggregate(
         count=len(defined),
         mean=mean,
         stddev=stddev,
-        p50=percentile(defined, 0.50),
-        p95=percentile(defined, 0.95),
-        p99=percentile(defined, 0.99),
+        min=defined[0],
         max=defined[-1],
+        **{name: percentile(defined, fraction) for name, fraction in PERCENTILES},
     )
 
 
@@ -136,64 +165,16 @@ def summarise(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], dict[str, Aggre
 
 
 def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
-    """The summary as a Markdown table: one line per (strategy, change kind); the client-view
-    columns (rebalancing.evaluation.views) only when some views disagreed."""
+    """The summary as a Markdown table: one line per (strategy, change kind), the columns of
+    glossary.SUMMARY_COLUMNS (their definitions: glossary.glossary_lines); the client-view
+    columns only when some views disagreed."""
     with_views = any((metrics["periods_to_agree"].max or 0) > 0 for metrics in summary.values())
-    header = (
-        "| strategy | change | rebalances | balance mean | balance p95 | spread max "
-        "| stickiness mean | stickiness p50 | optimal mean | gap mean | gap max | kept mean "
-        "| moves mean | moves p95 | assign µs p50 | assign µs p95 | releases mean "
-        "| releases p95 | steps mean | rounds max | converged % | paused mean "
-        "| orphans+duplicates max | unknown max | failed % |"
-    )
-    if with_views:
-        header += (
-            " queue-periods read twice mean | queue-periods unread mean | periods to agree max |"
-        )
-    lines = [header, "|" + "---|" * (header.count("|") - 1)]
+    columns = SUMMARY_COLUMNS + (VIEW_COLUMNS if with_views else ())
+    header = "| strategy | change | " + " | ".join(column.header for column in columns) + " |"
+    lines = [header, "|" + "---|" * (len(columns) + 2)]
     for (strategy, change), metrics in summary.items():
-        broken = max(metrics["orphans"].max or 0, metrics["duplicates"].max or 0)
-        unknown = max(metrics["unknown_queues"].max or 0, metrics["unknown_consumers"].max or 0)
         cells = [
-            strategy,
-            change,
-            str(metrics["balance_degree"].count),
-            _number(metrics["balance_degree"].mean),
-            _number(metrics["balance_degree"].p95),
-            _number(metrics["spread"].max),
-            _number(metrics["stickiness"].mean),
-            _number(metrics["stickiness"].p50),
-            _number(metrics["optimal_stickiness"].mean),
-            _number(metrics["stickiness_gap"].mean),
-            _number(metrics["stickiness_gap"].max),
-            _number(metrics["kept"].mean, digits=1),
-            _number(metrics["moves"].mean),
-            _number(metrics["moves"].p95),
-            _number(metrics["assign_micros"].p50, digits=0),
-            _number(metrics["assign_micros"].p95, digits=0),
-            _number(metrics["releases"].mean, digits=1),
-            _number(metrics["releases"].p95, digits=1),
-            _number(metrics["protocol_steps"].mean, digits=1),
-            _number(metrics["rounds"].max, digits=0),
-            _number(_percent(metrics["converged"].mean), digits=1),
-            _number(metrics["queues_paused"].mean, digits=1),
-            _number(broken, digits=0),
-            _number(unknown, digits=0),
-            _number(_percent(metrics["failed"].mean), digits=1),
+            column.format(getattr(metrics[column.metric], column.statistic)) for column in columns
         ]
-        if with_views:
-            cells += [
-                _number(metrics["queue_periods_read_twice"].mean, digits=2),
-                _number(metrics["queue_periods_unread"].mean, digits=2),
-                _number(metrics["periods_to_agree"].max, digits=0),
-            ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join([strategy, change, *cells]) + " |")
     return "\n".join(lines)
-
-
-def _percent(fraction: float | None) -> float | None:
-    return None if fraction is None else 100 * fraction
-
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:,.{digits}f}"

@@ -13,7 +13,7 @@ imported here only (the `spark` and `notebooks` extras install it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
+from rebalancing.evaluation.glossary import SCORES
 from rebalancing.evaluation.replay import ScoreRow
 from rebalancing.evaluation.report_page import FigureFile
 
-Summary = dict[tuple[str, str], dict[str, Aggregate]]
+Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 
 
 def _strategies(summary: Summary) -> list[str]:
@@ -45,8 +46,10 @@ def quantile_bands(
     bounds: tuple[float, float] | None = None,
 ) -> Figure:
     """The distribution of `metric` per change kind, strategies side by side: a band from the
-    median to the 95th percentile, a whisker on to the 99th, a tick at the maximum and a dot at
-    the mean; every mark is a value the metric took, so none leaves its range (`bounds`)."""
+    5th to the 95th percentile, a whisker from the minimum to the maximum with ticks at the 1st
+    and 99th percentiles, a white line at the median and a dot at the mean; both tails show, so
+    a score whose bad rebalances are its low values (stickiness) shows them too. Every mark is a
+    value the metric took, so none leaves its range (`bounds`)."""
     strategies = _strategies(summary)
     measured = {change for (_, change), metrics in summary.items() if metrics[metric].count}
     changes = [*sorted(measured - {ALL_CHANGES}), ALL_CHANGES]
@@ -60,17 +63,14 @@ def quantile_bands(
             if aggregate is None or not aggregate.count:
                 continue
             x = index - 0.4 + (offset + 0.5) * width
-            p50, p95 = aggregate.p50 or 0.0, aggregate.p95 or 0.0
-            axes.bar(x, max(p95 - p50, 0.0), width * 0.9, bottom=p50, color=colours[strategy])
-            axes.plot([x, x], [p95, aggregate.p99 or p95], color=colours[strategy], linewidth=1)
-            axes.plot(x, aggregate.max or p95, marker="_", color=colours[strategy], markersize=8)
-            axes.plot(x, aggregate.mean or p50, marker="o", color="black", markersize=2.5)
+            _distribution_mark(axes, x, width * 0.9, aggregate, colours[strategy])
     for strategy in strategies:
         axes.bar(0, 0, 0, color=colours[strategy], label=strategy)  # legend entries only
     axes.set_xticks(range(len(changes)), changes, rotation=25, ha="right")
     axes.set_xlim(-0.5, len(changes) - 0.5)
     if bounds is not None:
-        axes.set_ylim(*bounds)
+        margin = 0.02 * (bounds[1] - bounds[0])
+        axes.set_ylim(bounds[0] - margin, bounds[1] + margin)
     axes.set_ylabel(label)
     axes.set_title(title)
     axes.legend(fontsize=8, ncols=2)
@@ -78,12 +78,36 @@ def quantile_bands(
     return figure
 
 
+def _distribution_mark(
+    axes: Any, x: float, width: float, aggregate: Aggregate, colour: Any
+) -> None:
+    """One distribution at `x`: band p5-p95 (at least a hairline, so a constant one shows),
+    whisker min-max with ticks at p1 and p99, median line, mean dot."""
+    low, high = aggregate.p5 or 0.0, aggregate.p95 or 0.0
+    span = max(high - low, 0.0)
+    axes.bar(x, span, width, bottom=low, color=colour, edgecolor=colour, linewidth=1.5)
+    axes.plot([x, x], [aggregate.min or 0.0, aggregate.max or 0.0], color=colour, linewidth=1)
+    for tail in (aggregate.p1, aggregate.p99):
+        axes.plot(x, tail or 0.0, marker="_", color=colour, markersize=7)
+    axes.plot(
+        [x - width / 2, x + width / 2], [aggregate.p50 or 0.0] * 2, color="white", linewidth=1.2
+    )
+    axes.plot(x, aggregate.mean or 0.0, marker="o", color="black", markersize=2.5)
+
+
+BANDS = (
+    "Band: 5th to 95th percentile; whisker: minimum to maximum, ticks at the 1st and 99th "
+    "percentiles; white line: median; dot: mean."
+)
+"""How to read quantile_bands and deciding_score, for the captions."""
+
+
 def stickiness(summary: Summary) -> Figure:
     """Stickiness per change kind and strategy: how much of the group keeps its consumer."""
     return quantile_bands(
         summary,
         "stickiness",
-        "Stickiness per change kind (band: p50-p95, whisker: p99, tick: max, dot: mean)",
+        "Stickiness per change kind",
         "share of queues that kept their consumer",
         (0.0, 1.0),
     )
@@ -92,11 +116,65 @@ def stickiness(summary: Summary) -> Figure:
 def moves(summary: Summary) -> Figure:
     """Moves per change kind and strategy: queues taken from a consumer that stayed."""
     return quantile_bands(
-        summary,
-        "moves",
-        "Moves per change kind (band: p50-p95, whisker: p99, tick: max, dot: mean)",
-        "queues moved between consumers that stayed",
+        summary, "moves", "Moves per change kind", "queues moved between consumers that stayed"
     )
+
+
+def queues_paused(summary: Summary) -> Figure:
+    """Queues paused per rebalance, per change kind and strategy."""
+    return quantile_bands(
+        summary, "queues_paused", "Queues paused per change kind", "queues with no consumer"
+    )
+
+
+def deciding_score(summary: Summary, metric: str, strategies: Sequence[str]) -> Figure | None:
+    """One score over every rebalance, one distribution per strategy (quantile_bands' marks),
+    the strategies in the verdict's order; None when none of them has a value."""
+    shown = [
+        name
+        for name in strategies
+        if (name, ALL_CHANGES) in summary and summary[(name, ALL_CHANGES)][metric].count
+    ]
+    if not shown:
+        return None
+    score = SCORES[metric]
+    colours = _colours(sorted(shown))
+    figure, axes = plt.subplots(figsize=(8.0, 0.9 + 0.45 * len(shown)))
+    for index, name in enumerate(shown):
+        aggregate = summary[(name, ALL_CHANGES)][metric]
+        _distribution_mark_horizontal(axes, index, aggregate, colours[name], score.percent)
+    axes.set_yticks(range(len(shown)), shown)
+    axes.invert_yaxis()
+    unit = "%" if score.percent else score.unit
+    axes.set_xlabel(f"{score.label} per rebalance ({unit}; {score.better} is better)")
+    if score.percent:
+        axes.set_xlim(-2, 102)
+    figure.tight_layout()
+    return figure
+
+
+def _distribution_mark_horizontal(
+    axes: Any, y: float, aggregate: Aggregate, colour: Any, percent: bool
+) -> None:
+    scale = 100.0 if percent else 1.0
+
+    def at(value: float | None) -> float:
+        return scale * (value or 0.0)
+
+    axes.plot([at(aggregate.min), at(aggregate.max)], [y, y], color=colour, linewidth=1)
+    axes.barh(
+        y,
+        max(at(aggregate.p95) - at(aggregate.p5), 0.0),
+        0.5,
+        left=at(aggregate.p5),
+        color=colour,
+        edgecolor=colour,
+        linewidth=1.5,
+    )
+    for tail in (aggregate.p1, aggregate.p99):
+        axes.plot(at(tail), y, marker="|", color=colour, markersize=10)
+    axes.plot([at(aggregate.p50)] * 2, [y - 0.25, y + 0.25], color="white", linewidth=1.5)
+    axes.plot(at(aggregate.mean), y, marker="o", color="black", markersize=3.5)
 
 
 def stickiness_gap(summary: Summary) -> Figure:
@@ -134,22 +212,29 @@ def stickiness_gap(summary: Summary) -> Figure:
 
 
 def _quantile_bars(summary: Summary, metric: str, strategies: list[str], title: str) -> Figure:
+    """p50, p95, p99 and max of `metric` per strategy as markers joined by a line, on a
+    symmetric log axis (linear below 1): a value of 0 stays on the chart, where a bar on a log
+    axis would vanish."""
     figure, axes = plt.subplots(figsize=(8, 4.5))
     statistics = ("p50", "p95", "p99", "max")
-    width = 0.8 / len(statistics)
-    for offset, statistic in enumerate(statistics):
-        values = [
-            getattr(summary[(strategy, ALL_CHANGES)][metric], statistic) or 0.0
-            for strategy in strategies
-        ]
-        axes.bar(
-            [index + offset * width for index in range(len(strategies))],
-            values,
-            width,
-            label=statistic,
-        )
-    axes.set_xticks([index + 0.4 - width / 2 for index in range(len(strategies))], strategies)
-    axes.set_yscale("log")
+    markers = ("o", "s", "^", "v")
+    for index, strategy in enumerate(strategies):
+        aggregate = summary[(strategy, ALL_CHANGES)][metric]
+        values = [getattr(aggregate, statistic) or 0.0 for statistic in statistics]
+        axes.plot([index] * len(values), values, color="#999999", linewidth=1, zorder=1)
+        for value, statistic, marker in zip(values, statistics, markers, strict=True):
+            axes.plot(
+                index,
+                value,
+                marker=marker,
+                linestyle="none",
+                color=f"C{statistics.index(statistic)}",
+                label=statistic if index == 0 else None,
+                zorder=2,
+            )
+    axes.set_xticks(range(len(strategies)), strategies, rotation=20, ha="right")
+    axes.set_yscale("symlog", linthresh=1.0)
+    axes.set_ylim(bottom=0)
     axes.set_title(title)
     axes.legend()
     figure.tight_layout()
@@ -335,8 +420,8 @@ HARNESS_FIGURES: tuple[tuple[str, FigureDrawing, str, str], ...] = (
         stickiness,
         "Stickiness per change kind",
         "Higher is better: the share of queues that kept their consumer through a change. "
-        "Compare the strategies within each change kind; a band that sits low or a long whisker "
-        "down shows a strategy that reassigns queues it could have left where they were.",
+        "Compare the strategies within each change kind; the whisker down to the minimum and "
+        "the tick at the 1st percentile are the bad rebalances. " + BANDS,
     ),
     (
         "moves.png",
@@ -344,7 +429,16 @@ HARNESS_FIGURES: tuple[tuple[str, FigureDrawing, str, str], ...] = (
         "Moves per change kind",
         "Lower is better: queues taken from a consumer that stayed in the group. A join forces "
         "some (the newcomer's share), a leave or a crash none; compare strategies within one "
-        "change kind, and read the whisker (p99) and tick (max) for the worst rebalances.",
+        "change kind, and read the top of the whisker for the worst rebalances. " + BANDS,
+    ),
+    (
+        "queues_paused.png",
+        queues_paused,
+        "Queues paused per change kind",
+        "Lower is better: queues with no consumer while the group rebalances. A plain "
+        "strategy is scored under Kafka's eager protocol, which pauses every queue a remaining "
+        "consumer read; cooperative_sticky pauses only what moves, SAC only what it releases. "
+        + BANDS,
     ),
     (
         "stickiness_gap.png",
@@ -366,9 +460,9 @@ HARNESS_FIGURES: tuple[tuple[str, FigureDrawing, str, str], ...] = (
         "assign_time.png",
         assign_time,
         "Rebalance time",
-        "Wall time of one rebalance per strategy, on a log axis: p50 is the usual cost, p99 "
-        "and max the tail. Timings depend on the machine and its load, so compare strategies "
-        "within one run, not across runs.",
+        "Lower is better. Wall time of one rebalance per strategy, on a logarithmic axis "
+        "(linear below 1 µs): p50 is the usual cost, p99 and max the tail. Timings depend on "
+        "the machine and its load, so compare strategies within one run, not across runs.",
     ),
     (
         "releases.png",
@@ -398,10 +492,12 @@ def save_all(summary: Summary, out: Path) -> list[FigureFile]:
         (name, drawing(summary), title, reading)
         for name, drawing, title, reading in HARNESS_FIGURES
     ]
-    return _save(drawn, out)
+    return save_figures(drawn, out)
 
 
-def _save(drawn: Iterable[tuple[str, Figure | None, str, str]], out: Path) -> list[FigureFile]:
+def save_figures(
+    drawn: Iterable[tuple[str, Figure | None, str, str]], out: Path
+) -> list[FigureFile]:
     """Save each (file name, figure, title, reading) whose figure is not None into `out`."""
     written = []
     for name, figure, title, reading in drawn:
@@ -448,4 +544,4 @@ def save_size_profiles(profiles: Iterable[Mapping[str, Any]], out: Path) -> list
     for name, facet, metric, drawing, title, reading in SIZE_PROFILE_FIGURES:
         lines = profile_lines(profiles, facet, metric)
         drawn.append((name, drawing(lines) if lines else None, title, reading))
-    return _save(drawn, out)
+    return save_figures(drawn, out)

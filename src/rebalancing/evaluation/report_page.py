@@ -1,5 +1,7 @@
-"""report.html: one self-contained page a person opens to read a run: its parameters, the summary
-table and every figure with a short reading of what to look at in it.
+"""report.html: one self-contained page a person opens to read a run: the answer first (the
+group's profile and the verdict: which strategy, and why), then one figure per deciding score,
+the other figures, the summary table with its glossary and the run's parameters; every figure
+with a short reading of what to look at in it.
 
 The page works offline and on its own: the figures are embedded as base64 `data:` URIs, the
 style is inline, there is no JavaScript and nothing refers to another file or to the network,
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate, markdown_table
+from rebalancing.evaluation.glossary import SUMMARY_COLUMNS, VIEW_COLUMNS
+from rebalancing.evaluation.verdict import Verdict, conclusion, table
 
 REPORT_PAGE = "report.html"
 """The page's file name in a run's output directory."""
@@ -55,6 +59,13 @@ table.summary tr.new-strategy td { border-top: 2px solid #888; }
 figure { margin: 1.8rem 0; }
 figure img { display: block; max-width: 100%; height: auto; border: 1px solid #e2e2e2; }
 p.reading { margin: 0 0 0.6rem; max-width: 60rem; }
+section#answer { background: #f6f8fc; border: 1px solid #c9d3e6; padding: 0.4rem 1rem 0.8rem; }
+section#answer h2 { margin-top: 0.4rem; border: none; }
+p.conclusion { font-size: 1.1rem; font-weight: 600; margin: 0.4rem 0; max-width: 70rem; }
+p.profile, p.costs, p.standing { margin: 0.2rem 0; max-width: 70rem; }
+table.verdict td.number { text-align: right; font-variant-numeric: tabular-nums; }
+table.verdict tr.recommended td { font-weight: 600; background: #e3f1e3; }
+table.glossary td:first-child { white-space: nowrap; font-weight: 600; }
 """
 
 _NUMBER = re.compile(r"-?[\d,]*\.?\d+|n/a")
@@ -76,10 +87,11 @@ def write_report_page(
     summary: Mapping[tuple[str, str], Mapping[str, Aggregate]],
     figures: Sequence[FigureFile],
     title: str = DEFAULT_TITLE,
+    answer: tuple[Verdict, str] | None = None,
 ) -> Path:
     """Write REPORT_PAGE into the directory `out` and return its path (see render_report_page)."""
     page = out / REPORT_PAGE
-    page.write_text(render_report_page(run_info, summary, figures, title), encoding="utf-8")
+    page.write_text(render_report_page(run_info, summary, figures, title, answer), encoding="utf-8")
     return page
 
 
@@ -88,16 +100,19 @@ def render_report_page(
     summary: Mapping[tuple[str, str], Mapping[str, Aggregate]],
     figures: Sequence[FigureFile],
     title: str = DEFAULT_TITLE,
+    answer: tuple[Verdict, str] | None = None,
 ) -> str:
-    """The page as a string: contents, the run's parameters (`run_info`, as run.json holds
-    them), the summary table (the columns of aggregates.markdown_table) and the figures, read
-    from their files and embedded, in the order given."""
-    table = markdown_table({group: dict(metrics) for group, metrics in summary.items()})
-    contents = [("parameters", "Parameters of the run"), ("summary", "Summary table")]
-    contents += [(_figure_anchor(index), figure.title) for index, figure in enumerate(figures)]
+    """The page as a string: the answer (`answer`: the verdict and the profile it is for, as
+    one sentence), contents, the figures, read from their files and embedded, in the order
+    given, the summary table (the columns of aggregates.markdown_table) with its glossary, and
+    the run's parameters (`run_info`, as run.json holds them)."""
+    summary_table = markdown_table({group: dict(metrics) for group, metrics in summary.items()})
+    contents = [(_figure_anchor(index), figure.title) for index, figure in enumerate(figures)]
+    contents += [("summary", "Summary table and glossary"), ("parameters", "Parameters of the run")]
     navigation = "".join(
         f'<li><a href="#{anchor}">{html.escape(label)}</a></li>' for anchor, label in contents
     )
+    answer_section = "" if answer is None else answer_html(*answer)
     if figures:
         figure_sections = "\n".join(
             figure_html(figure, _figure_anchor(index)) for index, figure in enumerate(figures)
@@ -114,25 +129,75 @@ def render_report_page(
 </head>
 <body>
 <h1>{html.escape(title)}</h1>
+{answer_section}
 <nav><ul>{navigation}</ul></nav>
-<section id="parameters">
-<h2>Parameters of the run</h2>
-{parameters_html(run_info)}
+<section id="figures">
+<h2>Figures</h2>
+{figure_sections}
 </section>
 <section id="summary">
 <h2>Summary table</h2>
 <p>{html.escape(SUMMARY_NOTE)}</p>
 <div class="scroll">
-{markdown_table_html(table)}
+{markdown_table_html(summary_table)}
 </div>
+<h3>Glossary</h3>
+{glossary_html()}
 </section>
-<section id="figures">
-<h2>Figures</h2>
-{figure_sections}
+<section id="parameters">
+<h2>Parameters of the run</h2>
+{parameters_html(run_info)}
 </section>
 </body>
 </html>
 """
+
+
+def answer_html(verdict: Verdict, profile: str) -> str:
+    """The verdict as the page's first section: the conclusion, the group's profile, what the
+    system pays for, the candidates' table with their standing, and the notes."""
+    headers, rows = table(verdict)
+    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in headers)
+    body = []
+    for row in rows:
+        recommended = row[-1] in ("recommended", "tie")
+        cells = "".join(
+            f'<td class="number">{html.escape(cell)}</td>'
+            if 0 < index < len(row) - 1
+            else f"<td>{html.escape(cell)}</td>"
+            for index, cell in enumerate(row)
+        )
+        body.append(f'<tr class="recommended">{cells}</tr>' if recommended else f"<tr>{cells}</tr>")
+    standing = [
+        f"Not candidates on {verdict.system.name}: {', '.join(verdict.not_candidates)}."
+        if verdict.not_candidates
+        else "",
+        *verdict.notes,
+    ]
+    notes = "".join(f'<p class="standing">{html.escape(line)}</p>' for line in standing if line)
+    return (
+        '<section id="answer">'
+        f"<h2>Which strategy for this group on {html.escape(verdict.system.title)}?</h2>"
+        f'<p class="conclusion">{html.escape(conclusion(verdict))}</p>'
+        f'<p class="profile">The group: {html.escape(profile)}</p>'
+        f'<p class="costs">What it pays for: {html.escape(verdict.system.costs)}.</p>'
+        f'<div class="scroll"><table class="verdict"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>{notes}</section>"
+    )
+
+
+def glossary_html() -> str:
+    """Every column of the summary table: its unit and definition (rebalancing.evaluation.
+    glossary, the source summary.md and --help share)."""
+    rows = "".join(
+        f"<tr><td>{html.escape(column.header)}</td><td>{html.escape(column.unit)}</td>"
+        f"<td>{html.escape(column.definition())}</td></tr>"
+        for column in (*SUMMARY_COLUMNS, *VIEW_COLUMNS)
+    )
+    return (
+        '<table class="glossary"><thead><tr><th>column</th><th>unit</th><th>definition</th>'
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def parameters_html(run_info: Mapping[str, Any]) -> str:

@@ -60,37 +60,35 @@ class ViewSettings:
             raise ValueError(f"max_delay must be at least 1 period, got {self.max_delay}")
 
 
-def add_view_arguments(parser: argparse.ArgumentParser) -> None:
+def add_view_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The command-line options of the view model (the evaluation command's and the harness's):
     --views, --stale-probability, --queue-stale-probability, --max-delay."""
     defaults = ViewSettings()
     parser.add_argument(
         "--views",
         choices=VIEW_MODES,
-        default="broker",
-        help="broker: one view, computed once (default); client: each consumer rebalances on its "
-        "own, possibly stale view (client-side strategies only; the others stay broker-side)",
+        default=None,
+        help="broker: one view, computed once; client: each consumer rebalances on its own, "
+        "possibly stale view (client-side strategies only; the others stay broker-side); "
+        "default: client for --system rocketmq-client, broker otherwise",
     )
     parser.add_argument(
         "--stale-probability",
         type=float,
         default=defaults.stale_probability,
-        help="client views: chance a consumer's consumer list is stale after a change "
-        f"(default {defaults.stale_probability})",
+        help="client views: chance a consumer's consumer list is stale after a change",
     )
     parser.add_argument(
         "--queue-stale-probability",
         type=float,
         default=defaults.queue_stale_probability,
-        help="client views: chance a consumer's queue list is stale after a change "
-        f"(default {defaults.queue_stale_probability})",
+        help="client views: chance a consumer's queue list is stale after a change",
     )
     parser.add_argument(
         "--max-delay",
         type=int,
         default=defaults.max_delay,
-        help="client views: a stale view catches up after 1..MAX_DELAY rebalance periods "
-        f"(default {defaults.max_delay})",
+        help="client views: a stale view catches up after 1..MAX_DELAY rebalance periods",
     )
 
 

@@ -1,4 +1,4 @@
-"""`python -m rebalancing.harness`: check the parameters, then run the Spark job."""
+"""`python -m rebalancing.harness`: check the parameters, run the Spark job, print the verdict."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ def main(arguments: Sequence[str] | None = None) -> int:
     except ParameterError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    from rebalancing.evaluation.compare import closing_lines
     from rebalancing.harness.job import run  # imports pyspark: only once the parameters are good
 
-    print(run(options))
-    print(f"\noutputs in {options.out.resolve()}")
+    print(closing_lines(run(options), options.profile))
     return 0
 
 

@@ -32,7 +32,6 @@ import shutil
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,9 @@ import pyspark
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
-from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS
+from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS, PERCENTILES, STATISTICS
+from rebalancing.evaluation.outputs import run_description
+from rebalancing.evaluation.verdict import Verdict
 from rebalancing.harness.columns import (
     COUNT_DDL,
     GROUP,
@@ -57,7 +58,7 @@ from rebalancing.harness.columns import (
 )
 from rebalancing.harness.local_cluster import LOOPBACK
 from rebalancing.harness.options import HarnessOptions
-from rebalancing.harness.reports import STATISTICS, write_reports
+from rebalancing.harness.reports import write_reports
 from rebalancing.harness.shipping import ShippingPlan, is_this_package, plan_shipping
 
 SCENARIOS_PER_PARTITION = 10_000
@@ -102,8 +103,12 @@ def build_session(options: HarnessOptions) -> SparkSession:
             os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
             for name, value in WORKER_ALLOCATOR.items():
                 builder = builder.config(f"spark.executorEnv.{name}", os.environ.get(name, value))
-    builder = builder.config("spark.ui.showConsoleProgress", "true")
-    return builder.getOrCreate()
+    # the stage progress bar only where a person watches a terminal: elsewhere (a log, CI) it
+    # is noise mixed into the verdict
+    builder = builder.config("spark.ui.showConsoleProgress", str(sys.stderr.isatty()).lower())
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
 
 
 def is_connect(session: SparkSession) -> bool:
@@ -206,8 +211,6 @@ def count_rows(rows: DataFrame) -> DataFrame:
     return rows.mapInArrow(functools.partial(in_worker, function=count_partition), COUNT_DDL)
 
 
-PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
-
 SUM_COLUMNS = (
     "integral",
     "integral_square",
@@ -296,6 +299,7 @@ def distributions(counts: DataFrame) -> DataFrame:
     columns = [
         F.sum("count").alias("count"),
         F.max("max").alias("max"),
+        F.min("key").alias("min"),
         *[F.sum(name).alias(name) for name in SUM_COLUMNS],
     ]
     for name, fraction in PERCENTILES:
@@ -335,6 +339,7 @@ def _statistics(distribution: Mapping[str, Any]) -> dict[str, float | int | None
         lower, upper = distribution[f"{name}_lower"], distribution[f"{name}_upper"]
         weight = distribution[f"{name}_weight"]
         statistics[name] = lower * (1 - weight) + upper * weight
+    statistics["min"] = float(distribution["min"])
     statistics["max"] = float(distribution["max"])
     return statistics
 
@@ -428,8 +433,8 @@ def collect_aggregates(
     return aggregates, profiles
 
 
-def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
-    """Run the whole job; returns the Markdown summary (also written to `options.out`)."""
+def run(options: HarnessOptions, spark: SparkSession | None = None) -> Verdict:
+    """Run the whole job, write its outputs into `options.out` and return the verdict."""
     started = time.perf_counter()
     session = spark or build_session(options)
     connect = is_connect(session)
@@ -448,15 +453,7 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
     aggregates, profiles = collect_aggregates(counts, out)
     wall = time.perf_counter() - started
     run_info: dict[str, Any] = {
-        "scenarios": options.scenarios,
-        "seed": options.seed,
-        "strategies": list(options.strategies),
-        "queue_range": options.settings.queue_range,
-        "consumer_range": options.settings.consumer_range,
-        "change_count_range": options.settings.change_count_range,
-        "change_weights": dict(options.settings.change_weights),
-        "views": options.views,
-        "view_settings": asdict(options.view_settings) if options.views == "client" else None,
+        **run_description(options.profile),
         "partitions": partitions,
         "master": master,
         "spark_connect": connect,
@@ -477,7 +474,7 @@ def run(options: HarnessOptions, spark: SparkSession | None = None) -> str:
         },
         "cores": os.cpu_count(),
     }
-    return write_reports(out, aggregates, run_info, profiles)
+    return write_reports(out, aggregates, run_info, options.profile, profiles)
 
 
 def _package_version() -> str:

@@ -13,6 +13,7 @@ from rebalancing.strategies import (
 from rebalancing.strategies.registry import (
     DEFAULT_STRATEGIES,
     STRATEGIES,
+    SYSTEMS,
     Strategy,
     resolve,
     select,
@@ -21,6 +22,7 @@ from rebalancing.strategies.registry import (
 __all__ = [
     "DEFAULT_STRATEGIES",
     "STRATEGIES",
+    "SYSTEMS",
     "Strategy",
     "averagely",
     "bounded_consistent_hash",

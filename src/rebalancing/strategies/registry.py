@@ -26,6 +26,20 @@ from rebalancing.strategies import (
     super_stream,
 )
 
+SYSTEMS: Mapping[str, str] = MappingProxyType(
+    {
+        "kafka-eager": "Kafka consumer group, eager rebalance protocol (a client-side assignor)",
+        "kafka-cooperative": "Kafka consumer group, cooperative rebalance protocol (KIP-429)",
+        "rocketmq-client": "RocketMQ, each consumer computes the plan from its own view",
+        "rocketmq-broker": "RocketMQ, the broker computes the plan (and knows the previous one)",
+        "rabbitmq-sac": "RabbitMQ single active consumer (queues, or a super stream's partitions)",
+    }
+)
+"""The systems a strategy can run on, with what they are. A strategy declares its own; one whose
+plan ignores `previous` can run client-side."""
+
+_WHERE_A_FUNCTION_RUNS = frozenset({"kafka-eager", "kafka-cooperative", "rocketmq-broker"})
+
 
 @dataclass(frozen=True)
 class Strategy:
@@ -36,6 +50,10 @@ class Strategy:
     random choice the protocol makes (its `rebalance(queues, consumers)` returns a ProtocolRun).
     `client_side` says that the plan does not depend on `previous`, so each consumer of a group
     can compute it on its own, as classic RocketMQ clients do (rebalancing.evaluation.views).
+    `systems` names where it can run (keys of SYSTEMS): by default, for a plain function, as a
+    Kafka assignor under either protocol (the adapters run any plan cooperatively) and on a
+    RocketMQ broker, and client-side too when `client_side`; a protocol strategy (one with a
+    session) runs only where it says.
     """
 
     name: str
@@ -43,6 +61,7 @@ class Strategy:
     origin: str
     open_session: Callable[..., StrategySession] | None = None
     client_side: bool = False
+    systems: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -51,6 +70,18 @@ class Strategy:
             raise TypeError(f"strategy {self.name!r}: assign must be callable")
         if self.open_session is not None and not callable(self.open_session):
             raise TypeError(f"strategy {self.name!r}: open_session must be callable or None")
+        if self.systems is None:
+            derived = (
+                frozenset()
+                if self.open_session is not None
+                else _WHERE_A_FUNCTION_RUNS | ({"rocketmq-client"} if self.client_side else set())
+            )
+            object.__setattr__(self, "systems", derived)
+        unknown = sorted(set(self.systems or ()) - set(SYSTEMS))
+        if unknown:
+            raise ValueError(
+                f"strategy {self.name!r}: unknown systems {unknown}; known: {', '.join(SYSTEMS)}"
+            )
 
 
 def _by_name(*strategies: Strategy) -> Mapping[str, Strategy]:
@@ -67,12 +98,19 @@ STRATEGIES: Mapping[str, Strategy] = _by_name(
         "RocketMQ AllocateMessageQueueAveragelyByCircle, Kafka RoundRobinAssignor",
         client_side=True,
     ),
-    Strategy("sticky", sticky.assign, "RocketMQ sticky rebalancing report, Kafka StickyAssignor"),
+    Strategy(
+        "sticky",
+        sticky.assign,
+        "RocketMQ sticky rebalancing report, Kafka StickyAssignor",
+        # under the cooperative protocol sticky is cooperative_sticky
+        systems=frozenset({"kafka-eager", "rocketmq-broker"}),
+    ),
     Strategy(
         "cooperative_sticky",
         cooperative_sticky.assign,
         "Kafka CooperativeStickyAssignor (KIP-429): sticky's plan in two rebalances",
         open_session=cooperative_sticky.Session,
+        systems=frozenset({"kafka-cooperative"}),
     ),
     Strategy(
         "consistent_hash",
@@ -91,6 +129,7 @@ STRATEGIES: Mapping[str, Strategy] = _by_name(
         super_stream.assign,
         "RabbitMQ streams, single active consumer on a super stream (join order)",
         open_session=super_stream.Session,
+        systems=frozenset({"rabbitmq-sac"}),
     ),
     Strategy(
         "sac",
@@ -98,6 +137,7 @@ STRATEGIES: Mapping[str, Strategy] = _by_name(
         "RabbitMQ single active consumer, leaderless release (ties by start id, releases the "
         "highest queue)",
         open_session=partial(sac.Session, variant="id", release="highest"),
+        systems=frozenset({"rabbitmq-sac"}),
     ),
     Strategy(
         "sac_spec",
@@ -110,12 +150,14 @@ STRATEGIES: Mapping[str, Strategy] = _by_name(
         sac.assign_newest,
         "RabbitMQ single active consumer, leaderless release (releases the queue it got last)",
         open_session=partial(sac.Session, variant="id", release="newest"),
+        systems=frozenset({"rabbitmq-sac"}),
     ),
     Strategy(
         "sac_random",
         sac.assign_random,
         "RabbitMQ single active consumer, leaderless release (releases a random queue)",
         open_session=partial(sac.Session, variant="id", release="random"),
+        systems=frozenset({"rabbitmq-sac"}),
     ),
 )
 

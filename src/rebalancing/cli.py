@@ -1,0 +1,99 @@
+"""The `rebalancing` command: `compare` answers "which strategy for my group?" for a profile
+(in one process up to LOCAL_LIMIT scenarios, with the Spark harness above), `harness` runs the
+Spark harness as `python -m rebalancing.harness` does, `systems` lists where strategies run.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from rebalancing.evaluation.compare import closing_lines, compare_parser, print_comparison
+from rebalancing.evaluation.profile import ParameterError, profile_from
+from rebalancing.evaluation.verdict import SYSTEM_VERDICTS
+
+LOCAL_LIMIT = 20_000
+"""`--engine auto` scores up to this many scenarios in one process, more with Spark."""
+
+COMMANDS = {
+    "compare": "which strategy for my group: score the candidates and print the verdict",
+    "harness": "the Spark harness (python -m rebalancing.harness), for millions of scenarios",
+    "systems": "the systems --system knows, with their candidates and deciding scores",
+}
+
+
+def compare_main(arguments: Sequence[str]) -> int:
+    """`rebalancing compare`; 2 with one line naming the culprit on a bad parameter."""
+    parser = compare_parser("rebalancing compare")
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "local", "spark"),
+        default="auto",
+        help="local: one process, no Spark; spark: the Spark harness on embedded local[*]; "
+        f"auto: local up to {LOCAL_LIMIT:,} scenarios",
+    )
+    namespace = parser.parse_args(arguments)
+    try:
+        profile = profile_from(namespace)
+    except ParameterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if namespace.engine == "local" or (
+        namespace.engine == "auto" and profile.scenarios <= LOCAL_LIMIT
+    ):
+        print_comparison(profile, namespace.table)
+        return 0
+    from rebalancing.harness.job import run  # imports pyspark
+    from rebalancing.harness.options import HarnessOptions
+
+    assert profile.out is not None  # --out has a default
+    options = HarnessOptions(
+        scenarios=profile.scenarios,
+        seed=profile.seed,
+        strategies=profile.strategies,
+        out=profile.out,
+        settings=profile.settings,
+        views=profile.views,
+        view_settings=profile.view_settings,
+        system=profile.system,
+    )
+    print(closing_lines(run(options), profile))
+    return 0
+
+
+def systems_text() -> str:
+    """Every system with its candidates and deciding scores, for `rebalancing systems`."""
+    lines = []
+    for name, system in SYSTEM_VERDICTS.items():
+        lines.append(f"{name}: {system.title}")
+        lines.append(f"  candidates: {', '.join(system.candidates())}")
+        lines.append(f"  decides on, in order: {', '.join(system.criteria)}")
+    return "\n".join(lines)
+
+
+def usage() -> str:
+    lines = ["usage: rebalancing {compare,harness,systems} [options]   (COMMAND --help)", ""]
+    return "\n".join(lines + [f"  {name:8} {text}" for name, text in COMMANDS.items()])
+
+
+def main(arguments: Sequence[str] | None = None) -> int:
+    """`rebalancing COMMAND ...`: 0 on success, 2 on a bad command or parameter."""
+    given = list(sys.argv[1:] if arguments is None else arguments)
+    if not given:
+        print(usage(), file=sys.stderr)
+        return 2
+    command, rest = given[0], given[1:]
+    if command in ("-h", "--help"):
+        print(usage())
+        return 0
+    if command == "compare":
+        return compare_main(rest)
+    if command == "systems":
+        print(systems_text())
+        return 0
+    if command == "harness":
+        from rebalancing.harness.__main__ import main as harness_main
+
+        return harness_main(rest)
+    print(f"error: unknown command {command!r}\n\n{usage()}", file=sys.stderr)
+    return 2

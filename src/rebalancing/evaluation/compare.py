@@ -1,0 +1,132 @@
+"""`rebalancing compare` on one machine, without Spark: score a profile's candidates on its
+scenarios with the pure-Python core, write the run's outputs and return the verdict. The same
+profile scored by the Spark harness gives the same aggregates (timings aside), so the same
+verdict; the harness is for millions of scenarios, this for an answer in seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rebalancing.evaluation.aggregates import Aggregate, markdown_table, summarise
+from rebalancing.evaluation.outputs import run_description, write_outputs
+from rebalancing.evaluation.profile import (
+    ParameterError,
+    Profile,
+    add_profile_arguments,
+    new_parser,
+    profile_from,
+)
+from rebalancing.evaluation.replay import score_scenarios
+from rebalancing.evaluation.scenarios import Scenario, generate_scenarios
+from rebalancing.evaluation.verdict import SYSTEM_VERDICTS, Verdict, decide, render_text
+from rebalancing.strategies import select
+
+Summary = dict[tuple[str, str], dict[str, Aggregate]]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A finished comparison: its summary, its verdict, how long it took, and where its outputs
+    are (None when it wrote none)."""
+
+    summary: Summary
+    verdict: Verdict
+    seconds: float
+    out: Path | None
+
+
+def score_profile(profile: Profile, progress: bool = False) -> Summary:
+    """The summary of the profile's strategies on its scenarios (rows held in memory)."""
+    strategies = {strategy.name: strategy for strategy in select(",".join(profile.strategies))}
+    scenarios: Iterator[Scenario] = generate_scenarios(
+        profile.seed, range(profile.scenarios), profile.settings
+    )
+    if progress:
+        scenarios = _with_progress(scenarios, profile.scenarios)
+    rows = score_scenarios(scenarios, strategies, profile.views, profile.view_settings)
+    return summarise(rows)
+
+
+def compare(profile: Profile, progress: bool = False) -> Comparison:
+    """Score `profile`, decide, and write the outputs into `profile.out` when it is set."""
+    started = time.perf_counter()
+    summary = score_profile(profile, progress)
+    seconds = time.perf_counter() - started
+    if profile.out is None:
+        verdict = decide(summary, SYSTEM_VERDICTS[profile.system])
+        return Comparison(summary, verdict, seconds, None)
+    run_info = {
+        **run_description(profile),
+        "engine": "pure Python, one process (rebalancing compare)",
+        "wall_seconds": round(seconds, 3),
+    }
+    verdict = write_outputs(profile.out, summary, run_info, profile)
+    return Comparison(summary, verdict, seconds, profile.out)
+
+
+def _with_progress(scenarios: Iterator[Scenario], total: int) -> Iterator[Scenario]:
+    """The scenarios with a progress bar and the time left on standard error (tqdm), when that
+    is a terminal; as they are otherwise, and without tqdm (it comes with the spark extra)."""
+    if not sys.stderr.isatty():
+        return scenarios
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return scenarios
+    return iter(tqdm(scenarios, total=total, unit=" scenarios", file=sys.stderr, leave=False))
+
+
+def compare_parser(prog: str) -> argparse.ArgumentParser:
+    """The options of a comparison: the profile's, and --table."""
+    parser = new_parser(
+        prog,
+        "Which strategy for my group? Score the candidate strategies of --system on scenarios "
+        "drawn from the group's profile, write summary.md, summary.csv, run.json and "
+        "report.html into --out, and print the verdict.",
+    )
+    add_profile_arguments(parser, scenarios=1000, out="out/compare")
+    parser.add_argument(
+        "--table", action="store_true", help="also print the full table (it is in summary.md)"
+    )
+    return parser
+
+
+def closing_lines(verdict: Verdict, profile: Profile, seconds: float | None = None) -> str:
+    """The verdict as the terminal shows it, then where the report and the full table are."""
+    lines = [render_text(verdict, "The group: " + profile.describe())]
+    if profile.out is not None:
+        lines.append(
+            f"\nReport: {(profile.out / 'report.html').resolve()}"
+            f"\nFull table and glossary: {(profile.out / 'summary.md').resolve()}"
+        )
+    if seconds is not None:
+        lines.append(f"Scored in {seconds:.1f} s.")
+    return "\n".join(lines)
+
+
+def print_comparison(profile: Profile, table: bool) -> None:
+    """Compare in this process and print the verdict (the full table first with `table`)."""
+    comparison = compare(profile, progress=True)
+    if table:
+        print(markdown_table(comparison.summary) + "\n")
+    print(closing_lines(comparison.verdict, profile, comparison.seconds))
+
+
+def main(
+    arguments: Sequence[str] | None = None, prog: str = "python -m rebalancing.evaluation"
+) -> int:
+    """A comparison in one process; 2 with one line naming the culprit on a bad parameter."""
+    namespace = compare_parser(prog).parse_args(arguments)
+    try:
+        profile = profile_from(namespace)
+    except ParameterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print_comparison(profile, namespace.table)
+    return 0

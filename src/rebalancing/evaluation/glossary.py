@@ -1,0 +1,324 @@
+"""The one glossary: what every score means, its unit and which way is better, and the columns of
+the summary table built from it, so that summary.md, the command lines' `--help`, the verdict and
+report.html never describe a number two ways.
+
+A `Score` is a row column of the scoring core (rebalancing.evaluation.replay.ScoreRow); a
+`Column` is one statistic of one score as the summary table shows it. Definitions follow the
+scores' exact definitions in rebalancing.evaluation.scores.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+Better = Literal["lower", "higher", "zero"]
+
+
+@dataclass(frozen=True)
+class Score:
+    """One score: its row column, a short label, its definition, unit and which way is better
+    ("zero": it must be 0, anything else is a broken plan). `percent` scores are fractions
+    (0 to 1) shown as percentages; `integral` ones are counts."""
+
+    metric: str
+    label: str
+    definition: str
+    unit: str
+    better: Better
+    integral: bool = False
+    percent: bool = False
+
+
+SCORES: dict[str, Score] = {
+    score.metric: score
+    for score in (
+        Score(
+            "balance_degree",
+            "balance",
+            "population standard deviation of the queue counts of the consumers (a consumer "
+            "with none counts); the least a group of that size allows is 0 when the queues "
+            "divide evenly, about 0.5 otherwise",
+            "queues",
+            "lower",
+        ),
+        Score(
+            "spread", "spread", "most queues of a consumer minus fewest", "queues", "lower", True
+        ),
+        Score(
+            "stickiness",
+            "stickiness",
+            "share of the queues that kept their consumer through the rebalance (undefined on "
+            "the first assignment)",
+            "%",
+            "higher",
+            percent=True,
+        ),
+        Score(
+            "optimal_stickiness",
+            "best stickiness",
+            "the highest stickiness any plan with spread at most 1 could reach from the same "
+            "previous plan, computed independently of every strategy",
+            "%",
+            "higher",
+            percent=True,
+        ),
+        Score(
+            "stickiness_gap",
+            "gap",
+            "best stickiness minus the stickiness reached: what the strategy gave up",
+            "%",
+            "lower",
+            percent=True,
+        ),
+        Score("kept", "kept", "queues that kept their consumer", "queues", "higher", True),
+        Score(
+            "moves",
+            "moves",
+            "queues taken from a consumer that is still in the group (under Kafka's cooperative "
+            "protocol, exactly the partitions revoked and paused)",
+            "queues",
+            "lower",
+            True,
+        ),
+        Score(
+            "revocations",
+            "revocations",
+            "queues whose consumer changed, including those of consumers that left",
+            "queues",
+            "lower",
+            True,
+        ),
+        Score("orphans", "orphans", "queues no consumer got (must be 0)", "queues", "zero", True),
+        Score(
+            "duplicates",
+            "duplicates",
+            "queues given to more than one consumer (must be 0)",
+            "queues",
+            "zero",
+            True,
+        ),
+        Score(
+            "unknown_queues",
+            "unknown queues",
+            "queues in the plan that are not in the group (must be 0)",
+            "queues",
+            "zero",
+            True,
+        ),
+        Score(
+            "unknown_consumers",
+            "unknown consumers",
+            "consumers in the plan that are not in the group (must be 0)",
+            "consumers",
+            "zero",
+            True,
+        ),
+        Score(
+            "assign_micros",
+            "assign time",
+            "wall time of one rebalance: the strategy's call, or the protocol session's "
+            "rebalance, on this machine",
+            "µs",
+            "lower",
+        ),
+        Score(
+            "releases",
+            "releases",
+            "protocol hand-overs in one rebalance (SAC: queues released by an app over its "
+            "share; cooperative Kafka: partitions revoked); protocol strategies only",
+            "queues",
+            "lower",
+            True,
+        ),
+        Score(
+            "protocol_steps",
+            "protocol steps",
+            "protocol actions until the group is quiet (activations and releases)",
+            "steps",
+            "lower",
+            True,
+        ),
+        Score(
+            "rounds",
+            "rounds",
+            "protocol rounds until the group is quiet (SAC: waves of releases; cooperative "
+            "Kafka: 1 or 2 rebalances)",
+            "rounds",
+            "lower",
+            True,
+        ),
+        Score(
+            "converged",
+            "converged",
+            "share of rebalances after which the protocol reached a balanced, quiet group "
+            "within its step bound",
+            "%",
+            "higher",
+            percent=True,
+        ),
+        Score(
+            "queues_paused",
+            "paused",
+            "queues with no consumer during the rebalance: under Kafka's eager protocol every "
+            "queue a remaining consumer read; under a protocol, what it revoked or released",
+            "queues",
+            "lower",
+            True,
+        ),
+        Score(
+            "failed",
+            "failed",
+            "share of rebalances in which the strategy raised or returned no plan (must be 0)",
+            "%",
+            "zero",
+            percent=True,
+        ),
+        Score(
+            "queue_periods_read_twice",
+            "read twice",
+            "client-side views only: queue-periods in which two consumers read the same queue "
+            "because their views of the group disagreed",
+            "queue-periods",
+            "lower",
+            True,
+        ),
+        Score(
+            "queue_periods_unread",
+            "unread",
+            "client-side views only: queue-periods in which no consumer read a queue because "
+            "their views of the group disagreed",
+            "queue-periods",
+            "lower",
+            True,
+        ),
+        Score(
+            "periods_to_agree",
+            "periods to agree",
+            "client-side views only: periods until every consumer's view agreed again",
+            "periods",
+            "lower",
+            True,
+        ),
+    )
+}
+"""Every score the scoring core writes, by row column."""
+
+STATISTIC_NAMES: dict[str, str] = {
+    "count": "number of rebalances with a value",
+    "mean": "mean",
+    "stddev": "sample standard deviation",
+    "min": "smallest value",
+    "p1": "1st percentile (1% of rebalances are at or below it)",
+    "p5": "5th percentile",
+    "p50": "median",
+    "p95": "95th percentile (5% of rebalances are at or above it)",
+    "p99": "99th percentile",
+    "max": "largest value",
+}
+"""What each statistic of an aggregate means."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the summary table: a statistic of a score ("rebalances" is the count)."""
+
+    header: str
+    metric: str
+    statistic: str
+
+    @property
+    def score(self) -> Score:
+        return SCORES[self.metric]
+
+    def definition(self) -> str:
+        """The column's meaning in one line, for the glossary."""
+        if self.statistic == "count":
+            return "rebalances scored (every step of every scenario)"
+        statistic = STATISTIC_NAMES[self.statistic]
+        return f"{statistic} of {self.score.label}: {self.score.definition}"
+
+    @property
+    def unit(self) -> str:
+        return "rebalances" if self.statistic == "count" else self.score.unit
+
+    def format(self, value: float | None) -> str:
+        """The value as the table prints it: percentages with one decimal, counts as integers
+        where they are integers, other numbers with up to three significant decimals."""
+        if self.statistic == "count":
+            return "n/a" if value is None else f"{int(value):,}"
+        return format_value(self.score, value)
+
+
+def format_value(score: Score, value: float | None) -> str:
+    """`value` of `score` in the score's unit, as every output prints it."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if score.percent:
+        return f"{100 * value:.1f}"
+    if score.integral and float(value).is_integer():
+        return f"{int(value):,}"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:,.1f}"
+    return f"{value:,.2f}"
+
+
+def _column(metric: str, statistic: str) -> Column:
+    score = SCORES[metric]
+    unit = f" {score.unit}" if score.unit in ("%", "µs") else ""
+    return Column(f"{score.label} {statistic}{unit}", metric, statistic)
+
+
+SUMMARY_COLUMNS: tuple[Column, ...] = (
+    Column("rebalances", "balance_degree", "count"),
+    _column("balance_degree", "mean"),
+    _column("balance_degree", "p95"),
+    _column("spread", "max"),
+    _column("stickiness", "mean"),
+    _column("stickiness", "p5"),
+    _column("stickiness", "min"),
+    _column("optimal_stickiness", "mean"),
+    _column("stickiness_gap", "mean"),
+    _column("stickiness_gap", "max"),
+    _column("moves", "mean"),
+    _column("moves", "p95"),
+    _column("queues_paused", "mean"),
+    _column("queues_paused", "p95"),
+    _column("assign_micros", "p50"),
+    _column("assign_micros", "p99"),
+    _column("releases", "mean"),
+    _column("releases", "p95"),
+    _column("protocol_steps", "mean"),
+    _column("rounds", "max"),
+    _column("converged", "mean"),
+    _column("orphans", "max"),
+    _column("duplicates", "max"),
+    _column("unknown_queues", "max"),
+    _column("unknown_consumers", "max"),
+    _column("failed", "mean"),
+)
+"""The columns of summary.md and of the report's table, after strategy and change."""
+
+VIEW_COLUMNS: tuple[Column, ...] = (
+    _column("queue_periods_read_twice", "mean"),
+    _column("queue_periods_unread", "mean"),
+    _column("periods_to_agree", "max"),
+)
+"""The client-view columns, shown only when some views disagreed."""
+
+
+def glossary_lines(columns: tuple[Column, ...]) -> list[str]:
+    """One line per column: `header` (unit): definition; for summary.md and `--help`."""
+    return [f"{column.header} ({column.unit}): {column.definition()}" for column in columns]
+
+
+def scores_help() -> str:
+    """The scores in a few lines each, for the command lines' `--help` epilog."""
+    lines = ["scores (every column of summary.md is a statistic of one of them):"]
+    for score in SCORES.values():
+        better = "must be 0" if score.better == "zero" else f"{score.better} is better"
+        lines.append(f"  {score.label} ({score.unit}, {better}): {score.definition}")
+    return "\n".join(lines)

@@ -1,0 +1,132 @@
+"""What a run leaves behind, whichever path scored it (`rebalancing compare` in one process, or
+the Spark harness): summary.md (the verdict, the table, the glossary), summary.csv, run.json, the
+PNG figures and report.html, the one page that opens with the answer.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rebalancing.evaluation.aggregates import METRICS, STATISTICS, Aggregate, markdown_table
+from rebalancing.evaluation.glossary import SCORES, SUMMARY_COLUMNS, VIEW_COLUMNS, glossary_lines
+from rebalancing.evaluation.plots import BANDS, deciding_score, save_all, save_figures
+from rebalancing.evaluation.profile import Profile
+from rebalancing.evaluation.report_page import FigureFile, write_report_page
+from rebalancing.evaluation.verdict import (
+    SYSTEM_VERDICTS,
+    Verdict,
+    decide,
+    render_markdown,
+    table,
+)
+
+Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
+
+
+def wide_rows(summary: Summary) -> list[dict[str, Any]]:
+    """The summary as one flat row per (strategy, change): columns `<metric>_<statistic>`."""
+    return [
+        {
+            "strategy": strategy,
+            "change": change,
+            **{
+                f"{metric}_{statistic}": getattr(metrics[metric], statistic)
+                for metric in METRICS
+                for statistic in STATISTICS
+            },
+        }
+        for (strategy, change), metrics in summary.items()
+    ]
+
+
+def run_description(profile: Profile) -> dict[str, Any]:
+    """The profile's part of run.json."""
+    return {
+        "system": profile.system,
+        "scenarios": profile.scenarios,
+        "seed": profile.seed,
+        "strategies": list(profile.strategies),
+        "queue_range": profile.settings.queue_range,
+        "consumer_range": profile.settings.consumer_range,
+        "change_count_range": profile.settings.change_count_range,
+        "change_weights": dict(profile.settings.change_weights),
+        "views": profile.views,
+        "view_settings": asdict(profile.view_settings) if profile.views == "client" else None,
+    }
+
+
+def deciding_figures(summary: Summary, verdict: Verdict, out: Path) -> list[FigureFile]:
+    """One figure per deciding score of the verdict's system (convergence, a yes or no per
+    rebalance, is in the table instead), the candidates in the verdict's order."""
+    order = [row[0] for row in table(verdict)[1]]
+    drawn = []
+    for metric in verdict.system.criteria:
+        if metric == "converged":
+            continue
+        score = SCORES[metric]
+        better = "It must be 0." if score.better == "zero" else f"{score.better.title()} is better."
+        drawn.append(
+            (
+                f"deciding_{metric}.png",
+                deciding_score(summary, metric, order),
+                f"Deciding score: {score.label} per rebalance",
+                f"{better} {score.definition[0].upper()}{score.definition[1:]}. Over every "
+                f"rebalance of every scenario, one line per candidate. {BANDS}",
+            )
+        )
+    return save_figures(drawn, out)
+
+
+def write_outputs(
+    out: Path,
+    summary: Summary,
+    run_info: Mapping[str, Any],
+    profile: Profile,
+    csv_rows: Sequence[Mapping[str, Any]] | None = None,
+    extra_figures: Sequence[FigureFile] = (),
+) -> Verdict:
+    """Write summary.md, summary.csv (`csv_rows`, or the summary's wide rows), run.json, the
+    figures (the deciding scores', the usual ones, then `extra_figures`) and report.html into
+    `out`; return the verdict."""
+    verdict = decide(summary, SYSTEM_VERDICTS[profile.system])
+    described = profile.describe()
+    plain = {group: dict(metrics) for group, metrics in summary.items()}
+    with_views = any((metrics["periods_to_agree"].max or 0) > 0 for metrics in summary.values())
+    columns = SUMMARY_COLUMNS + (VIEW_COLUMNS if with_views else ())
+    (out / "summary.md").write_text(
+        "# Which strategy for this group?\n\n"
+        + render_markdown(verdict, described)
+        + "\n\n# Summary table\n\n"
+        + markdown_table(plain)
+        + "\n\n# Glossary\n\n"
+        + "\n".join(f"- {line}" for line in glossary_lines(columns))
+        + "\n",
+        encoding="utf-8",
+    )
+    rows = csv_rows if csv_rows is not None else wide_rows(summary)
+    fields = ["strategy", "change"] + [
+        f"{metric}_{statistic}" for metric in METRICS for statistic in STATISTICS
+    ]
+    with (out / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        for row in sorted(rows, key=lambda row: (row["strategy"], row["change"])):
+            writer.writerow(row)
+    info = {
+        **run_info,
+        "verdict": {
+            "recommended": list(verdict.recommended),
+            "reason": verdict.reason,
+            "dominated": verdict.dominated,
+            "set_aside": verdict.broken,
+        },
+    }
+    (out / "run.json").write_text(json.dumps(info, indent=2, default=str) + "\n", "utf-8")
+    figures = deciding_figures(summary, verdict, out) + save_all(plain, out) + list(extra_figures)
+    write_report_page(out, info, summary, figures, answer=(verdict, described))
+    return verdict

@@ -1,0 +1,263 @@
+"""A group profile: the one set of command-line options that describes "my group" (queue and
+consumer counts or ranges, the churn mix, changes per scenario, scenarios, seed, the system it runs
+on, the strategies, where to write), shared by `rebalancing compare`, `python -m
+rebalancing.evaluation` and the Spark harness, and checked before anything runs: a bad value is a
+ParameterError naming the option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rebalancing.evaluation.glossary import scores_help
+from rebalancing.evaluation.scenarios import CHANGE_KINDS, ScenarioSettings
+from rebalancing.evaluation.verdict import ANY_SYSTEM, SYSTEM_VERDICTS
+from rebalancing.evaluation.views import ViewSettings, add_view_arguments, view_settings_from
+from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, select
+
+MAX_SCENARIOS = 2**62
+"""Scenario indices are 64-bit integers in Spark and in the seeds; more is refused up front."""
+
+
+class ParameterError(ValueError):
+    """A parameter is out of range; the message names it."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One group to score: what runs, on what scenarios, on which system, written where."""
+
+    system: str = ANY_SYSTEM
+    scenarios: int = 1000
+    seed: int = 1
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+    settings: ScenarioSettings = field(default_factory=ScenarioSettings)
+    views: str = "broker"
+    view_settings: ViewSettings = field(default_factory=ViewSettings)
+    out: Path | None = None
+
+    def describe(self) -> str:
+        """The profile in one sentence, as the verdict and the report print it."""
+        mix = ", ".join(
+            f"{kind} {_number(weight)}"
+            for kind, weight in self.settings.change_weights.items()
+            if weight
+        )
+        if (
+            set(self.settings.change_weights) == set(CHANGE_KINDS)
+            and len({weight for weight in self.settings.change_weights.values()}) == 1
+        ):
+            mix = "every change kind alike"
+        views = "" if self.views == "broker" else ", client-side views"
+        return (
+            f"{_span(self.settings.queue_range)} queues, {_span(self.settings.consumer_range)} "
+            f"consumers, {_span(self.settings.change_count_range)} changes per scenario "
+            f"({mix}){views}; {self.scenarios:,} scenarios, seed {self.seed}."
+        )
+
+
+def _span(bounds: tuple[int, int]) -> str:
+    low, high = bounds
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+
+def _number(weight: float) -> str:
+    return f"{weight:g}"
+
+
+def count_or_range(name: str, text: str) -> tuple[int, int]:
+    """`N` or `LOW:HIGH` (integers, 1 <= LOW <= HIGH) as (low, high)."""
+    parts = text.split(":")
+    try:
+        if len(parts) == 1:
+            low = high = int(parts[0])
+        elif len(parts) == 2:
+            low, high = int(parts[0]), int(parts[1])
+        else:
+            raise ValueError(text)
+    except ValueError:
+        raise ParameterError(
+            f"{name}: expected a count N or a range LOW:HIGH of integers, got {text!r}"
+        ) from None
+    if not 1 <= low <= high:
+        raise ParameterError(f"{name}: need 1 <= LOW <= HIGH, got {text!r}")
+    return low, high
+
+
+def change_mix(text: str) -> dict[str, float]:
+    """`kind=weight,kind=weight` (a bare kind weighs 1) as relative weights of change kinds:
+    finite, non-negative, at least one positive."""
+    weights: dict[str, float] = {}
+    for item in text.split(","):
+        kind, _, weight = item.partition("=")
+        kind = kind.strip()
+        if kind not in CHANGE_KINDS:
+            raise ParameterError(
+                f"--mix: unknown change kind {kind!r}; known: {', '.join(CHANGE_KINDS)}"
+            )
+        try:
+            value = float(weight) if weight.strip() else 1.0
+        except ValueError:
+            raise ParameterError(f"--mix: weight of {kind!r} is not a number: {weight!r}") from None
+        if not math.isfinite(value) or value < 0:
+            raise ParameterError(
+                f"--mix: weight of {kind!r} must be a finite number >= 0, got {weight!r}"
+            )
+        weights[kind] = value
+    if not any(weights.values()):
+        raise ParameterError("--mix: give at least one change kind a positive weight")
+    return weights
+
+
+def strategy_specs(text: str) -> tuple[str, ...]:
+    """The strategies as given, once each, after checking that each resolves and that no two
+    label their rows alike (a user's Strategy object keeps its own name, which may be one the
+    registry has)."""
+    specs = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    try:
+        resolved = select(",".join(specs))
+    except ValueError as error:
+        raise ParameterError(f"--strategies: {error}") from None
+    labels: dict[str, str] = {}
+    for spec, strategy in zip(specs, resolved, strict=True):
+        if strategy.name in labels:
+            raise ParameterError(
+                f"--strategies: {labels[strategy.name]!r} and {spec!r} are both named "
+                f"{strategy.name!r}; their rows could not be told apart"
+            )
+        labels[strategy.name] = spec
+    return specs
+
+
+def prepare_out(out: Path, replace: bool) -> None:
+    """Make `out` an empty directory this process can write: a directory holding an earlier
+    run's files is refused unless `replace`, and then emptied whole, so that no file of another
+    run is left beside this one's."""
+    if out.exists() and not out.is_dir():
+        raise ParameterError(f"--out: {str(out)!r} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not replace:
+            raise ParameterError(
+                f"--out: {str(out)!r} holds an earlier run's files; give another --out, or "
+                "--replace to delete them and write this run there"
+            )
+        for entry in out.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise ParameterError(f"--out: cannot write to {str(out)!r}: {error.strerror}") from None
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every default shown (unless the help says it already, or there is none), and the epilog
+    (the scores' glossary) kept as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def new_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """A parser whose --help shows every default and ends with the scores' glossary."""
+    return argparse.ArgumentParser(
+        prog=prog, description=description, formatter_class=_HelpFormatter, epilog=scores_help()
+    )
+
+
+def add_profile_arguments(
+    parser: argparse.ArgumentParser, *, scenarios: int, out: str | None
+) -> None:
+    """The options that describe a group (see the module docstring), with their defaults."""
+    group = parser.add_argument_group("the group")
+    group.add_argument(
+        "--system",
+        choices=list(SYSTEM_VERDICTS),
+        default=ANY_SYSTEM,
+        help="where the group runs: it decides the candidate strategies and which costs count",
+    )
+    group.add_argument("--queues", default="1:4096", help="queue count N or range LOW:HIGH")
+    group.add_argument("--consumers", default="1:256", help="consumer count N or range LOW:HIGH")
+    group.add_argument(
+        "--mix",
+        default=None,
+        help="churn: relative weights of change kinds, e.g. rolling_restart=3,crash=1; kinds: "
+        + ", ".join(CHANGE_KINDS)
+        + " (default: all alike)",
+    )
+    group.add_argument("--changes", default="1:6", help="changes per scenario, N or LOW:HIGH")
+    run = parser.add_argument_group("the run")
+    run.add_argument("--scenarios", type=int, default=scenarios, help="number of scenarios")
+    run.add_argument("--seed", type=int, default=1, help="base seed of the scenarios")
+    run.add_argument(
+        "--strategies",
+        default=None,
+        help="comma-separated strategies: registered names, or package.module:function for one "
+        "of your own (default: the candidates of --system; registered: "
+        + ", ".join(STRATEGIES)
+        + ")",
+    )
+    run.add_argument("--out", default=out, help="output directory")
+    run.add_argument(
+        "--replace",
+        action="store_true",
+        help="let --out hold an earlier run: delete its files first",
+    )
+    add_view_arguments(run)
+
+
+def profile_from(namespace: argparse.Namespace) -> Profile:
+    """The Profile of parsed add_profile_arguments options; ParameterError names the culprit."""
+    if not 1 <= namespace.scenarios <= MAX_SCENARIOS:
+        raise ParameterError(
+            f"--scenarios must be between 1 and {MAX_SCENARIOS:,}, got {namespace.scenarios:,}"
+        )
+    if not -(2**63) <= namespace.seed < 2**63:
+        raise ParameterError(f"--seed must fit in 64 bits, got {namespace.seed}")
+    system = SYSTEM_VERDICTS[namespace.system]
+    if namespace.strategies is None:
+        specs = system.candidates()
+    else:
+        specs = strategy_specs(namespace.strategies)
+    views = namespace.views or system.views
+    try:
+        settings = ScenarioSettings(
+            queue_range=count_or_range("--queues", namespace.queues),
+            consumer_range=count_or_range("--consumers", namespace.consumers),
+            change_count_range=count_or_range("--changes", namespace.changes),
+            change_weights=(
+                change_mix(namespace.mix) if namespace.mix else dict.fromkeys(CHANGE_KINDS, 1.0)
+            ),
+        )
+        view_settings = view_settings_from(namespace)
+    except (TypeError, ValueError) as error:
+        if isinstance(error, ParameterError):
+            raise
+        raise ParameterError(str(error)) from None
+    out = None
+    if namespace.out is not None:
+        out = Path(os.path.expanduser(namespace.out))
+        prepare_out(out, namespace.replace)
+    return Profile(
+        system=system.name,
+        scenarios=namespace.scenarios,
+        seed=namespace.seed,
+        strategies=specs,
+        settings=settings,
+        views=views,
+        view_settings=view_settings,
+        out=out,
+    )

@@ -1,0 +1,529 @@
+"""Which strategy for my group? The verdict on a summary: for the system the group runs on, the
+candidates' deciding scores side by side, which candidates are dominated and by whom, and a
+recommendation with its reason, built from the measured numbers.
+
+How it decides (the same for every system, only the criteria differ):
+- A candidate whose plans were ever broken (a failure, an orphan, a duplicate, an unknown id) is
+  set aside and named.
+- Two candidates are compared on a criterion by their means over every rebalance (the summary's
+  "all" rows) with a 95% confidence interval of the difference, from the standard deviations and
+  counts (Welch's interval, normal quantile 1.96). That interval does not use the pairing of the
+  rebalances (both candidates ran the same scenarios), so it is wide, and it errs toward "can't
+  tell" rather than toward a difference that is not there.
+- A candidate is dominated when another is better on at least one criterion and worse on none.
+- Among the rest, the criteria are taken in the system's order (balance, then what that system
+  pays for: paused queues, hand-overs, moves, stickiness): each keeps the candidates that are not
+  worse than the best one left. One left is the recommendation; several left are a tie, unless
+  one rebalances at least twice as fast at the 99th percentile (time is not part of dominance).
+
+Runtime complexity: O(candidates^2 x criteria).
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
+from rebalancing.evaluation.glossary import SCORES, Score, format_value
+from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, SYSTEMS, Strategy
+
+Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
+
+CONFIDENCE_QUANTILE = 1.96
+"""The normal quantile of the two-sided 95% interval of a difference of means."""
+
+SPEED_RATIO = 2.0
+"""A tie on every criterion is broken by time only when one is this many times faster (p99)."""
+
+ANY_SYSTEM = "any"
+
+
+@dataclass(frozen=True)
+class System:
+    """Where the group runs: which strategies are candidates and which costs decide.
+
+    `criteria` are score metrics in the order they decide; `shown` the columns of the verdict's
+    table as (metric, statistic); `views` the view mode the scores must be taken under
+    (rebalancing.evaluation.views: client-side systems pay for disagreeing views).
+    """
+
+    name: str
+    title: str
+    costs: str
+    criteria: tuple[str, ...]
+    shown: tuple[tuple[str, str], ...]
+    views: str = "broker"
+
+    def candidates(self, registry: Mapping[str, Strategy] = STRATEGIES) -> tuple[str, ...]:
+        """The registered strategies that run on this system (the defaults for `any`)."""
+        if self.name == ANY_SYSTEM:
+            return tuple(name for name in registry if name in DEFAULT_STRATEGIES)
+        return tuple(
+            name for name, strategy in registry.items() if self.name in (strategy.systems or ())
+        )
+
+    def accepts(self, strategy: Strategy) -> bool:
+        """Whether `strategy` (a registered one or a user's) can run on this system."""
+        return self.name == ANY_SYSTEM or self.name in (strategy.systems or ())
+
+
+_BASE_SHOWN = (
+    ("balance_degree", "mean"),
+    ("stickiness", "mean"),
+    ("stickiness", "p5"),
+    ("moves", "mean"),
+)
+_TIME = ("assign_micros", "p99")
+
+SYSTEM_VERDICTS: dict[str, System] = {
+    system.name: system
+    for system in (
+        System(
+            "kafka-eager",
+            "Kafka, eager rebalance protocol",
+            "every member gives up every partition at each rebalance, so the partitions that "
+            "move cost a handover (state, caches, in-flight work) on top of the pause",
+            ("balance_degree", "queues_paused", "moves", "stickiness"),
+            (*_BASE_SHOWN, ("queues_paused", "mean"), _TIME),
+        ),
+        System(
+            "kafka-cooperative",
+            "Kafka, cooperative rebalance protocol (KIP-429)",
+            "only the partitions that move are revoked and paused, for a second rebalance: "
+            "moves are the pauses",
+            ("balance_degree", "moves", "stickiness"),
+            (*_BASE_SHOWN, _TIME),
+        ),
+        System(
+            "rocketmq-client",
+            "RocketMQ, client-side rebalancing",
+            "each consumer plans from its own view of the group, so only plans that ignore the "
+            "previous one qualify, and views that disagree leave queues unread or read twice",
+            (
+                "balance_degree",
+                "queue_periods_unread",
+                "queue_periods_read_twice",
+                "moves",
+                "stickiness",
+            ),
+            (
+                *_BASE_SHOWN,
+                ("queue_periods_unread", "mean"),
+                ("queue_periods_read_twice", "mean"),
+                _TIME,
+            ),
+            views="client",
+        ),
+        System(
+            "rocketmq-broker",
+            "RocketMQ, broker-side rebalancing",
+            "the broker plans with the previous plan in hand, so moved queues are the cost",
+            ("balance_degree", "moves", "stickiness"),
+            (*_BASE_SHOWN, _TIME),
+        ),
+        System(
+            "rabbitmq-sac",
+            "RabbitMQ single active consumer",
+            "the group settles by releases; each released queue is paused for a hand-over "
+            "and the protocol must settle",
+            ("converged", "balance_degree", "queues_paused", "releases", "moves", "stickiness"),
+            (
+                *_BASE_SHOWN,
+                ("queues_paused", "mean"),
+                ("releases", "mean"),
+                ("rounds", "p99"),
+                ("converged", "mean"),
+                _TIME,
+            ),
+        ),
+        System(
+            ANY_SYSTEM,
+            "any system (every default strategy)",
+            "balance, then queues paused, moves and stickiness",
+            ("balance_degree", "queues_paused", "moves", "stickiness"),
+            (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
+        ),
+    )
+}
+"""The verdict's view of each system (SYSTEMS of the registry, and `any`)."""
+
+assert set(SYSTEM_VERDICTS) == {*SYSTEMS, ANY_SYSTEM}, "every registry system has a verdict"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A candidate against another on one criterion: the difference of their means (first minus
+    second), the half-width of its 95% interval, and which is better (-1: the first, 1: the
+    second, 0: the scenarios cannot tell)."""
+
+    metric: str
+    difference: float
+    half_width: float
+    better: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer for one system: the table rows (candidate -> shown statistic -> value), who is
+    set aside and why, who is dominated and by whom, the recommendation (one name, or several
+    for a tie) and its reason in a sentence or two."""
+
+    system: System
+    candidates: tuple[str, ...]
+    table: dict[str, dict[tuple[str, str], float | None]]
+    broken: dict[str, str]
+    dominated: dict[str, list[str]]
+    recommended: tuple[str, ...]
+    reason: str
+    not_candidates: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_tie(self) -> bool:
+        return len(self.recommended) > 1
+
+
+def compare(first: Aggregate, second: Aggregate, score: Score) -> Difference:
+    """`first` against `second` on the mean of `score`, with Welch's 95% interval."""
+    if first.mean is None or second.mean is None:
+        return Difference(score.metric, math.nan, math.inf, 0)
+    difference = first.mean - second.mean
+    if abs(difference) <= 1e-9 * max(1.0, abs(first.mean), abs(second.mean)):
+        return Difference(score.metric, difference, 0.0, 0)
+    variance = _variance_of_mean(first) + _variance_of_mean(second)
+    half_width = CONFIDENCE_QUANTILE * math.sqrt(variance)
+    if abs(difference) <= half_width:
+        return Difference(score.metric, difference, half_width, 0)
+    first_lower = difference < 0
+    first_better = first_lower == (score.better in ("lower", "zero"))
+    return Difference(score.metric, difference, half_width, -1 if first_better else 1)
+
+
+def _variance_of_mean(aggregate: Aggregate) -> float:
+    if aggregate.count < 2 or aggregate.stddev is None:
+        return math.inf if aggregate.count < 2 else 0.0
+    return aggregate.stddev**2 / aggregate.count
+
+
+def _broken(metrics: Mapping[str, Aggregate]) -> str | None:
+    """Why a candidate's plans cannot be trusted, or None."""
+    problems = []
+    for metric in ("failed", "orphans", "duplicates", "unknown_queues", "unknown_consumers"):
+        aggregate = metrics[metric]
+        if aggregate.max:
+            score = SCORES[metric]
+            worst = format_value(score, aggregate.mean if score.percent else aggregate.max)
+            problems.append(f"{score.label} {worst}{' %' if score.percent else ''}")
+    return ", ".join(problems) or None
+
+
+def decide(summary: Summary, system: System, candidates: Sequence[str] | None = None) -> Verdict:
+    """The verdict on `summary` for `system`, among `candidates` (default: every strategy of the
+    summary that the system accepts, as the registry says; names it does not know count as
+    candidates, since the caller chose them)."""
+    scored = sorted({strategy for strategy, change in summary if change == ALL_CHANGES})
+    if candidates is None:
+        chosen = [
+            name for name in scored if name not in STRATEGIES or system.accepts(STRATEGIES[name])
+        ]
+    else:
+        chosen = [name for name in candidates if name in scored]
+    missing = tuple(name for name in (candidates or ()) if name not in scored)
+    not_candidates = tuple(name for name in scored if name not in chosen)
+    overall = {name: summary[(name, ALL_CHANGES)] for name in chosen}
+    table = {
+        name: {shown: getattr(overall[name][shown[0]], shown[1]) for shown in system.shown}
+        for name in chosen
+    }
+    broken = {name: why for name in chosen if (why := _broken(overall[name])) is not None}
+    sound = [name for name in chosen if name not in broken]
+    criteria = [SCORES[metric] for metric in system.criteria]
+    differences = {
+        (first, second): [
+            compare(overall[first][score.metric], overall[second][score.metric], score)
+            for score in criteria
+        ]
+        for first in sound
+        for second in sound
+        if first != second
+    }
+    dominated = {
+        name: [
+            other
+            for other in sound
+            if other != name
+            and all(d.better <= 0 for d in differences[(other, name)])
+            and any(d.better < 0 for d in differences[(other, name)])
+        ]
+        for name in sound
+    }
+    dominated = {name: by for name, by in dominated.items() if by}
+    undominated = [name for name in sound if name not in dominated]
+    recommended, reason = _recommend(undominated, criteria, overall, differences)
+    if len(undominated) == 1 and len(sound) > 1:
+        # the criteria in order over every sound candidate say what sets it apart
+        over_all, why = _recommend(sound, criteria, overall, differences)
+        reason = (
+            why
+            if over_all == recommended
+            else f"{recommended[0]} is at least as good as every other candidate on every "
+            "deciding score, and better on at least one."
+        )
+    notes = []
+    if system.name == "kafka-eager":
+        notes += _eager_note(overall, sound)
+    return Verdict(
+        system=system,
+        candidates=tuple(chosen),
+        table=table,
+        broken=broken,
+        dominated=dominated,
+        recommended=recommended,
+        reason=reason,
+        not_candidates=not_candidates,
+        missing=missing,
+        notes=notes,
+    )
+
+
+def _recommend(
+    left: list[str],
+    criteria: list[Score],
+    overall: Mapping[str, Mapping[str, Aggregate]],
+    differences: Mapping[tuple[str, str], list[Difference]],
+) -> tuple[tuple[str, ...], str]:
+    """The candidates the criteria, in order, keep; and the reason, from the numbers."""
+    if not left:
+        return (), "No candidate produced a sound plan in every rebalance."
+    if len(left) == 1:
+        return (left[0],), f"{left[0]} is the only candidate left."
+    tied_on: list[Score] = []
+    out_earlier: list[str] = []
+    for index, score in enumerate(criteria):
+        best = min(left, key=lambda name: _sort_key(overall[name][score.metric], score))
+        keep = [
+            name for name in left if name == best or differences[(name, best)][index].better <= 0
+        ]
+        if len(keep) < len(left):
+            dropped = [name for name in left if name not in keep]
+            if len(keep) == 1:
+                sentence = _reason(best, dropped, score, overall, tied_on, differences, index)
+                return (best,), " ".join([sentence, *out_earlier])
+            out_earlier.append(_out_on(score, best, dropped, overall))
+            left = keep
+        tied_on.append(score)
+    recommended, reason = _tie(left, tied_on, overall)
+    return recommended, " ".join([reason, *out_earlier])
+
+
+def _out_on(
+    score: Score, best: str, dropped: list[str], overall: Mapping[str, Mapping[str, Aggregate]]
+) -> str:
+    """Which candidates a criterion set aside, with their means against the best one's."""
+    values = ", ".join(
+        f"{name} {_value(overall[name][score.metric].mean, score)}" for name in dropped
+    )
+    return (
+        f"Out on {score.label} ({score.better} is better; {best} "
+        f"{_value(overall[best][score.metric].mean, score)}{_unit(score)}): {values}."
+    )
+
+
+def _sort_key(aggregate: Aggregate, score: Score) -> float:
+    if aggregate.mean is None:
+        return math.inf
+    return -aggregate.mean if score.better == "higher" else aggregate.mean
+
+
+def _reason(
+    pick: str,
+    dropped: list[str],
+    score: Score,
+    overall: Mapping[str, Mapping[str, Aggregate]],
+    tied_on: list[Score],
+    differences: Mapping[tuple[str, str], list[Difference]],
+    index: int,
+) -> str:
+    """Why `pick` won on `score` against the best of those it set aside there."""
+    runner_up = min(dropped, key=lambda name: _sort_key(overall[name][score.metric], score))
+    difference = differences[(pick, runner_up)][index]
+    unit = _unit(score)
+    level = ", ".join(tied.label for tied in tied_on)
+    return (
+        f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
+        f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "
+        f"{runner_up}, the next best (difference {_value(abs(difference.difference), score)}"
+        f" ± {_value(difference.half_width, score)}{unit} at 95%"
+        + (f"; level on {level}" if level else "")
+        + ")."
+    )
+
+
+def _tie(
+    left: list[str], tied_on: list[Score], overall: Mapping[str, Mapping[str, Aggregate]]
+) -> tuple[tuple[str, ...], str]:
+    labels = ", ".join(score.label for score in tied_on)
+    times = {name: overall[name]["assign_micros"].p99 for name in left}
+    if all(value is not None for value in times.values()):
+        fastest = min(left, key=lambda name: times[name] or 0.0)
+        others = [name for name in left if name != fastest]
+        slowest_ratio = min(
+            (times[name] or 0.0) / max(times[fastest] or 0.0, 1e-9) for name in others
+        )
+        if slowest_ratio >= SPEED_RATIO:
+            return (fastest,), (
+                f"{fastest}: no difference the scenarios can tell from "
+                f"{', '.join(others)} on {labels}, and it rebalances at least "
+                f"{slowest_ratio:.1f}x faster (p99 {_micros(times[fastest])})."
+            )
+    return tuple(left), (
+        f"No difference the scenarios can tell between {', '.join(left)} on {labels}: "
+        "either will do (more scenarios narrow the intervals)."
+    )
+
+
+def _eager_note(overall: Mapping[str, Mapping[str, Aggregate]], sound: list[str]) -> list[str]:
+    """Under the eager protocol the pause is the group's, whatever the strategy: say what the
+    cooperative protocol would pause instead (the moves), when the numbers are there."""
+    paused = [overall[name]["queues_paused"].mean for name in sound]
+    moved = [overall[name]["moves"].mean for name in sound]
+    if not sound or None in paused or None in moved:
+        return []
+    best = min(sound, key=lambda name: overall[name]["moves"].mean or 0.0)
+    return [
+        f"Under Kafka's eager protocol a rebalance pauses "
+        f"{_value(min(p for p in paused if p is not None), SCORES['queues_paused'])}"
+        f"-{_value(max(p for p in paused if p is not None), SCORES['queues_paused'])} queues "
+        f"whatever the strategy; the cooperative protocol pauses only the moves "
+        f"({best}: {_value(overall[best]['moves'].mean, SCORES['moves'])} per rebalance)."
+    ]
+
+
+def _value(value: float | None, score: Score) -> str:
+    return format_value(score, value)
+
+
+def _unit(score: Score) -> str:
+    if score.unit == "%":
+        return " %"
+    return f" {score.unit}"
+
+
+def _micros(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.0f} µs"
+
+
+def _header(metric: str, statistic: str) -> str:
+    score = SCORES[metric]
+    named = score.label if statistic == "mean" else f"{score.label} {statistic}"
+    unit = {"%": "%", "µs": "µs"}.get(score.unit, "")
+    return f"{named} {unit}".strip()
+
+
+def table(verdict: Verdict) -> tuple[list[str], list[list[str]]]:
+    """The verdict's table as text cells: a header, then one row per candidate (recommended
+    first, then the others, dominated and set-aside ones last), with its standing."""
+    headers = ["strategy", *(_header(*shown) for shown in verdict.system.shown), "standing"]
+    order = sorted(
+        verdict.candidates,
+        key=lambda name: (
+            name not in verdict.recommended,
+            name in verdict.broken,
+            name in verdict.dominated,
+            name,
+        ),
+    )
+    rows = []
+    for name in order:
+        if name in verdict.recommended:
+            standing = "tie" if verdict.is_tie else "recommended"
+        elif name in verdict.broken:
+            standing = "set aside: " + verdict.broken[name]
+        elif name in verdict.dominated:
+            by = sorted(verdict.dominated[name], key=order.index)
+            standing = "dominated by " + by[0] + (f" (+{len(by) - 1})" if len(by) > 1 else "")
+        else:
+            standing = "not worse on every score"
+        cells = [
+            format_value(SCORES[shown[0]], verdict.table[name][shown])
+            for shown in verdict.system.shown
+        ]
+        rows.append([name, *cells, standing])
+    return headers, rows
+
+
+def conclusion(verdict: Verdict) -> str:
+    """The recommendation in one line, then its reason."""
+    if not verdict.recommended:
+        return "No recommendation. " + verdict.reason
+    if verdict.is_tie:
+        return "Tie. " + verdict.reason
+    return f"Use {verdict.recommended[0]}. " + verdict.reason
+
+
+def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
+    """The verdict for a terminal: at most about 30 lines, the conclusion last."""
+    headers, rows = table(verdict)
+    widths = [max(len(row[index]) for row in [headers, *rows]) for index in range(len(headers))]
+    lines = [
+        f"Which strategy for this group on {verdict.system.title}?",
+        _wrap(profile, width),
+        _wrap(f"What it pays for: {verdict.system.costs}.", width),
+        "",
+        "  ".join(
+            cell.ljust(w) if index in (0, len(headers) - 1) else cell.rjust(w)
+            for index, (cell, w) in enumerate(zip(headers, widths, strict=True))
+        ).rstrip(),
+    ]
+    for row in rows:
+        lines.append(
+            "  ".join(
+                cell.ljust(w) if index in (0, len(row) - 1) else cell.rjust(w)
+                for index, (cell, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+        )
+    lines.append("")
+    lines += _standing_lines(verdict, width)
+    lines.append(_wrap(conclusion(verdict), width))
+    return "\n".join(lines)
+
+
+def _standing_lines(verdict: Verdict, width: int) -> list[str]:
+    lines = []
+    if verdict.not_candidates:
+        lines.append(
+            _wrap(
+                f"Not candidates on {verdict.system.name}: {', '.join(verdict.not_candidates)}.",
+                width,
+            )
+        )
+    if verdict.missing:
+        lines.append(_wrap(f"Not scored in this run: {', '.join(verdict.missing)}.", width))
+    lines += [_wrap(note, width) for note in verdict.notes]
+    return lines
+
+
+def render_markdown(verdict: Verdict, profile: str) -> str:
+    """The verdict as Markdown (the docs' "Choosing a strategy" page, summary.md's head)."""
+    headers, rows = table(verdict)
+    lines = [
+        f"**{verdict.system.title}** — {profile}",
+        "",
+        "| " + " | ".join(headers) + " |",
+        "|" + "---|" * len(headers),
+        *("| " + " | ".join(row) + " |" for row in rows),
+        "",
+        *_standing_lines(verdict, 10_000),
+        f"**{conclusion(verdict)}**",
+    ]
+    return "\n".join(lines)
+
+
+def _wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width)) if text else ""
