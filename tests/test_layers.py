@@ -25,6 +25,7 @@ ALLOWED = {
     "adapters": {"contract", "strategies", "sac", "runtime", "machine"},
     "machine": set(),  # packages and processes of the machine: the standard library only
     "cli": {"evaluation", "harness"},  # the `rebalancing` command, above every layer
+    "__main__": {"cli"},
 }
 
 

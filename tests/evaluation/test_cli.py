@@ -1,65 +1,166 @@
-"""`python -m rebalancing.evaluation`: the scoring core in one process, with the summary table."""
+"""The command lines of a comparison: `rebalancing compare` (and `python -m rebalancing`),
+`python -m rebalancing.evaluation`, their shared profile options, outputs and verdict."""
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
 import struct
 import subprocess
 import sys
 import termios
+from pathlib import Path
 
 import pytest
 
+from rebalancing.cli import main as rebalancing_main
 from rebalancing.evaluation.__main__ import main
 
+SMALL = ["--queues", "1:60", "--consumers", "1:12"]
 
-def test_prints_a_table_line_per_strategy_and_change(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--scenarios", "25", "--seed", "3", "--strategies", "sticky,averagely"]) == 0
+
+def test_the_verdict_closes_the_output_and_the_files_hold_the_rest(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments = ["--scenarios", "25", "--seed", "3", "--strategies", "sticky,averagely", *SMALL]
+    assert main([*arguments, "--out", str(tmp_path)]) == 0
     output = capsys.readouterr().out
-    assert "| sticky | all |" in output
-    assert "| averagely | all |" in output
+    lines = output.splitlines()
+    assert lines[0] == "Which strategy for this group on any system (every default strategy)?"
+    assert "1-60 queues, 1-12 consumers" in output
+    assert any(line.startswith("sticky ") for line in lines)
+    assert any(line.startswith("averagely ") for line in lines)
     assert "round_robin" not in output
-    assert "25 scenarios (seed 3) x 2 strategies" in output
+    assert "Use sticky." in output or "Tie." in output
+    assert len(lines) <= 30
+    assert f"Report: {tmp_path / 'report.html'}" in output
+    for name in ("summary.md", "summary.csv", "run.json", "report.html", "stickiness.png"):
+        assert (tmp_path / name).is_file(), name
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("# Which strategy for this group?")
+    assert "| sticky | all |" in summary
+    assert "# Glossary" in summary
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert run["system"] == "any"
+    assert run["verdict"]["recommended"]
+
+
+def test_the_full_table_is_printed_on_request(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments = ["--scenarios", "10", "--strategies", "sticky", "--table", *SMALL]
+    assert main([*arguments, "--out", str(tmp_path)]) == 0
+    assert "| sticky | all |" in capsys.readouterr().out
+
+
+def test_the_system_chooses_the_candidates(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments = ["compare", "--system", "rabbitmq-sac", "--scenarios", "15", *SMALL]
+    assert rebalancing_main([*arguments, "--out", str(tmp_path)]) == 0
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line]
+    assert {"sac", "sac_newest", "sac_random", "super_stream"} <= set(rows)
+    assert "sticky" not in rows
+    assert "averagely" not in rows
+
+
+def test_rebalancing_systems_lists_every_system_with_its_candidates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert rebalancing_main(["systems"]) == 0
+    output = capsys.readouterr().out
+    for system in ("kafka-eager", "kafka-cooperative", "rocketmq-client", "rabbitmq-sac", "any"):
+        assert f"{system}:" in output
+    cooperative = output.split("kafka-cooperative:")[1].split("rocketmq-client:")[0]
+    assert "cooperative_sticky" in cooperative
+    assert "sticky," not in cooperative.replace("cooperative_sticky", "")
 
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--scenarios", "0"], "--scenarios must be positive"),
+        (["--scenarios", "0"], "--scenarios must be between 1 and"),
+        (["--scenarios", "10000000000000000000"], "--scenarios must be between 1 and"),
         (["--strategies", "sticky,bogus"], "--strategies: unknown strategy 'bogus'"),
         (["--seed", "x"], "--seed"),
         (["--views", "peer"], "--views"),
         (["--views", "client", "--stale-probability", "2"], "stale_probability"),
         (["--views", "client", "--max-delay", "0"], "max_delay"),
+        (["--queues", "0"], "--queues: need 1 <= LOW <= HIGH"),
+        (["--queues", "9:3"], "--queues: need 1 <= LOW <= HIGH"),
+        (["--consumers", "a:b"], "--consumers: expected a count N or a range LOW:HIGH"),
+        (["--mix", "join=nan"], "--mix: weight of 'join' must be a finite number >= 0"),
+        (["--mix", "join=inf"], "--mix: weight of 'join' must be a finite number >= 0"),
+        (["--mix", "join=1e999"], "--mix: weight of 'join' must be a finite number >= 0"),
+        (["--mix", "join=-1"], "--mix: weight of 'join' must be a finite number >= 0"),
+        (["--mix", "nothing=1"], "--mix: unknown change kind 'nothing'"),
+        (["--system", "kafka"], "--system"),
     ],
 )
-def test_bad_parameters_exit_non_zero_naming_the_parameter(
-    arguments: list[str], message: str
+def test_bad_parameters_exit_2_naming_the_parameter(
+    arguments: list[str], message: str, tmp_path: Path
 ) -> None:
+    for command in (
+        [sys.executable, "-m", "rebalancing.evaluation"],
+        [sys.executable, "-m", "rebalancing", "compare"],
+    ):
+        completed = subprocess.run(
+            [*command, *arguments, "--out", str(tmp_path / "out")],
+            capture_output=True,
+            text=True,
+        )
+        assert completed.returncode == 2, (command, completed.stderr)
+        assert message in completed.stderr
+        assert "Traceback" not in completed.stderr
+
+
+def test_an_out_holding_an_earlier_run_is_refused_unless_replaced(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "rows.parquet").mkdir()
+    (tmp_path / "client_views.png").write_bytes(b"old")
+    arguments = ["--scenarios", "5", "--strategies", "sticky", *SMALL, "--out", str(tmp_path)]
+    assert main(arguments) == 2
+    assert "--replace" in capsys.readouterr().err
+    assert (tmp_path / "client_views.png").exists()
+    assert main([*arguments, "--replace"]) == 0
+    assert not (tmp_path / "rows.parquet").exists()
+    assert not (tmp_path / "client_views.png").exists()
+    assert (tmp_path / "report.html").exists()
+
+
+def test_every_default_is_shown_in_help_with_the_glossary() -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "rebalancing.evaluation", *arguments], capture_output=True, text=True
+        [sys.executable, "-m", "rebalancing", "compare", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    assert completed.returncode == 2
-    assert message in completed.stderr
+    assert "(default: 1:4096)" in completed.stdout
+    assert "(default: any)" in completed.stdout
+    assert "(default: 1000)" in completed.stdout
+    assert "stickiness (%, higher is better)" in completed.stdout
 
 
-def test_client_views_add_their_columns(capsys: pytest.CaptureFixture[str]) -> None:
+def test_client_views_add_their_columns(tmp_path: Path) -> None:
     arguments = ["--scenarios", "20", "--strategies", "averagely,sticky", "--views", "client"]
-    assert main([*arguments, "--stale-probability", "1", "--seed", "2"]) == 0
-    output = capsys.readouterr().out
-    assert "queue-periods read twice mean" in output
+    assert (
+        main([*arguments, "--stale-probability", "1", "--seed", "2", "--out", str(tmp_path)]) == 0
+    )
+    assert "read twice mean" in (tmp_path / "summary.md").read_text(encoding="utf-8")
 
 
-def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not() -> None:
+def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "rebalancing.evaluation", "--scenarios", "30"]
-    command += ["--strategies", "averagely"]
+    command += ["--strategies", "averagely", "--out", str(tmp_path / "piped")]
     piped = subprocess.run(command, capture_output=True, text=True, check=True)
     assert "30/30" not in piped.stderr
     parent, child = pty.openpty()
     rows_columns = struct.pack("HHHH", 24, 100, 0, 0)  # a terminal's size, as a real one has
     fcntl.ioctl(child, termios.TIOCSWINSZ, rows_columns)
+    command[-1] = str(tmp_path / "terminal")
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=child, check=True)
     os.close(child)
     shown = b""

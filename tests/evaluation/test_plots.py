@@ -74,7 +74,13 @@ def test_save_all_leaves_out_the_protocol_figures_when_no_protocol_was_scored(
 ) -> None:
     plain = {group: metrics for group, metrics in SUMMARY.items() if group[0] != "sac"}
     written = [figure.path.name for figure in plots.save_all(plain, tmp_path)]
-    assert written == ["stickiness.png", "moves.png", "stickiness_gap.png", "assign_time.png"]
+    assert written == [
+        "stickiness.png",
+        "moves.png",
+        "queues_paused.png",
+        "stickiness_gap.png",
+        "assign_time.png",
+    ]
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(written)
 
 

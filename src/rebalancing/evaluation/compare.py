@@ -79,7 +79,7 @@ def _with_progress(scenarios: Iterator[Scenario], total: int) -> Iterator[Scenar
         from tqdm import tqdm
     except ImportError:
         return scenarios
-    return iter(tqdm(scenarios, total=total, unit=" scenarios", file=sys.stderr, leave=False))
+    return iter(tqdm(scenarios, total=total, unit=" scenarios", file=sys.stderr))
 
 
 def compare_parser(prog: str) -> argparse.ArgumentParser:
