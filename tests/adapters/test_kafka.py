@@ -86,6 +86,33 @@ def test_the_protocol_name_says_the_strategy_and_can_be_chosen() -> None:
     assert kafka_python_assignor(STRATEGIES["averagely"]).name == "rebalancing-averagely"
 
 
+def test_cooperative_sticky_by_name_is_the_cooperative_sticky_assignor() -> None:
+    """The strategy named after Kafka's CooperativeStickyAssignor gives kafka-python's
+    COOPERATIVE protocol, under the very protocol name of ("sticky", cooperative=True), so a
+    group whose members spell it either way has one protocol in common."""
+    spelled_as_kafka = kafka_python_assignor("cooperative_sticky")
+    spelled_as_a_flag = kafka_python_assignor("sticky", cooperative=True)
+    registered = kafka_python_assignor(STRATEGIES["cooperative_sticky"])
+    for assignor in (spelled_as_kafka, spelled_as_a_flag, registered):
+        assert assignor.supported_protocols() == [RebalanceProtocol.COOPERATIVE]
+        assert assignor.name == "rebalancing-cooperative-sticky"
+    assert kafka_python_assignor("cooperative_sticky", cooperative=True).name == (
+        "rebalancing-cooperative-sticky"
+    )
+
+
+def test_cooperative_sticky_asked_for_eagerly_is_refused_with_the_call_to_make() -> None:
+    with pytest.raises(ValueError, match=r"use kafka_python_assignor\('sticky'\)"):
+        kafka_python_assignor("cooperative_sticky", cooperative=False)
+
+
+def test_cooperative_sticky_for_aiokafka_which_rebalances_eagerly_only_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"aiokafka_assignor\('sticky'\)"):
+        aiokafka_assignor("cooperative_sticky")
+    with pytest.raises(ValueError, match="eagerly only"):
+        aiokafka_assignor(STRATEGIES["cooperative_sticky"])
+
+
 def test_a_strategy_of_your_own_is_named_module_colon_function() -> None:
     assignor = kafka_python_assignor("rebalancing.strategies.round_robin:assign")
     assert assignor.name == "rebalancing-rebalancing.strategies.round_robin:assign"
