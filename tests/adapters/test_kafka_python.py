@@ -381,6 +381,39 @@ def test_same_generation_conflicting_claims_do_not_crash_the_leader() -> None:
     assert sorted(map(len, plans.values())) == [2, 2]
 
 
+def assert_sharing_refused(group: Group, shared: Any, sharing: str) -> None:
+    """Two members of `group` share the assignor `shared`: the second to be given its
+    assignment is refused with `sharing` (the number and what is shared), and the assignor
+    still holds the first member's partitions."""
+    group.join("a", ["orders"])
+    group.join("b", ["orders"])
+    with pytest.raises(
+        ValueError,
+        match=f"assignor 'rebalancing-sticky' was given two different assignments for {sharing}",
+    ):
+        group.rebalance()
+    assert shared.owned == (("orders", 0), ("orders", 2))  # "a"'s, not "b"'s
+
+
+def test_one_assignor_shared_by_two_members_is_refused_at_the_second_assignment() -> None:
+    shared = kafka_python_assignor("sticky")
+    group = Group(Cluster({"orders": 4}), lambda: shared)
+    assert_sharing_refused(
+        group, shared, "generation 1 .*one assignor instance is shared by two consumers"
+    )
+
+
+def test_the_same_assignment_given_again_for_its_generation_is_accepted() -> None:
+    """A static member whose consumer restarts with the same assignor instance is given its
+    assignment again, for the same generation (KIP-345): that is no sharing."""
+    assignor = kafka_python_assignor("sticky")
+    assignment = ConsumerProtocolAssignment(0, [("orders", [1, 3])], b"")
+    assignor.on_assignment(assignment, 4)
+    assignor.on_assignment(ConsumerProtocolAssignment(0, [("orders", [3, 1])], b""), 4)
+    assignor.on_assignment(ConsumerProtocolAssignment(0, [("orders", [0])], b""), 5)
+    assert (assignor.owned, assignor.generation) == ((("orders", 0),), 5)
+
+
 # --- against kafka-python's own StickyPartitionAssignor -----------------------------------
 
 

@@ -254,6 +254,37 @@ def _merge(plan: dict[str, list[Partition]], part: Mapping[str, list[Partition]]
         plan[member].extend(owned)
 
 
+def remembered_assignment(
+    held: tuple[Partition, ...] | None,
+    held_number: int,
+    assigned: Iterable[Partition],
+    assigned_number: int,
+    *,
+    assignor: str,
+    number_name: str,
+    shared: str,
+) -> tuple[Partition, ...]:
+    """What a member's assignor remembers of its new assignment (sorted), to claim it in its
+    next subscription. `held` and `held_number` are what it remembers now (None before its
+    first assignment), `assigned_number` numbers the new assignment (the generation, or the
+    leader's plan number: `number_name`).
+
+    A member is given one assignment per number, and its numbers only grow; an assignor given
+    two different assignments under one number is shared by two members (`shared` says by
+    what and how not to), which would both claim the last one and cancel each other's claims:
+    ValueError, before anything is overwritten. The same assignment again is accepted: a
+    static member's consumer restarting with the same assignor is given it again (KIP-345).
+    """
+    given = tuple(sorted(assigned))
+    if held is not None and assigned_number == held_number and given != held:
+        raise ValueError(
+            f"assignor {assignor!r} was given two different assignments for {number_name} "
+            f"{assigned_number} ({list(held)} then {list(given)}): {shared}, and both would "
+            "claim the last one at the next rebalance, cancelling each other's claims"
+        )
+    return given
+
+
 @dataclass(frozen=True)
 class CooperativeRound:
     """One cooperative rebalance (KIP-429): what each member gets now, what it gives up now,

@@ -7,7 +7,10 @@ member is a JoinGroupResponseMember whose `metadata` the coordinator has already
 ConsumerProtocolSubscription), `on_assignment(assignment, generation)` (every member, after
 SyncGroup) and `supported_protocols()` (KIP-429 RebalanceProtocol modes). `KafkaConsumer`'s
 `partition_assignment_strategy` takes assignor instances as well as classes; an instance keeps
-its member's state (what it owns, and the generation), so give each consumer its own.
+its member's state (what it owns, and the generation), so give each consumer its own: an
+instance shared by two consumers is refused when the second is given its assignment (kafka-python
+gives an assignor no call at which a consumer takes it up, and none that says which consumer
+calls; `on_assignment` is where the two would overwrite each other).
 
 The previous plan reaches the leader the way Kafka's StickyAssignor sends it: the subscription's
 user data is StickyAssignorUserData v1 (previous_assignment, generation), encoded with
@@ -53,6 +56,7 @@ from rebalancing.adapters.kafka_plan import (
     cooperative_round,
     ownership,
     plan_group,
+    remembered_assignment,
     subscribed_partitions,
 )
 from rebalancing.strategies import Strategy
@@ -205,10 +209,23 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         return {member: assignment_of(owned) for member, owned in plan.items()}
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
-        """Remember what this member now owns, and the generation, for its next subscription."""
-        self.owned = tuple(
-            (str(partition.topic), int(partition.partition))
-            for partition in assignment.partitions()
+        """Remember what this member now owns, and the generation, for its next subscription.
+
+        ValueError when this instance was already given a different assignment for the same
+        generation: it is shared by two consumers (kafka_plan.remembered_assignment).
+        """
+        self.owned = remembered_assignment(
+            self.owned,
+            self.generation,
+            (
+                (str(partition.topic), int(partition.partition))
+                for partition in assignment.partitions()
+            ),
+            int(generation),
+            assignor=self.name,
+            number_name="generation",
+            shared="one assignor instance is shared by two consumers (give each KafkaConsumer "
+            "its own kafka_python_assignor(...))",
         )
         self.generation = int(generation)
 
