@@ -7,7 +7,11 @@ aiokafka.
                                 partition_assignment_strategy=(aiokafka_assignor("sticky"),))
 
 `strategy` is a registered name or `package.module:function` (rebalancing.strategies.resolve);
-the queues it sees are `(topic, partition)` pairs and the consumers are member ids. The group's
+the queues it sees are `(topic, partition)` pairs and the consumers are member ids, or for a
+static member (kafka-python's `group_instance_id`, KIP-345) its group.instance.id, which its
+consumer keeps across restarts while the broker gives it a new member id each time (aiokafka
+0.14 does not hand instance ids to its assignors: there every member is planned under its
+member id). The group's
 leader runs it with the previous plan, which every member sends in its subscription's user data
 the way Kafka's StickyAssignor does (owned partitions and generation, StickyAssignorUserData
 v1); stale members own nothing. Members with different subscriptions are planned per topic.

@@ -22,6 +22,11 @@ kafka_python):
   as with Kafka's generation ids; the numbers count our plans, they are not Kafka's ids.
 - No cooperative protocol: aiokafka 0.14 rebalances eagerly only (every member revokes all its
   partitions before it rejoins), so there is no cooperative variant.
+- No static membership for the assignor: AIOKafkaConsumer takes a group_instance_id, but its
+  coordinator drops the members' instance ids from the JoinGroup response before it calls
+  `assign` (consumer/group_coordinator.py, _perform_assignment), so every member is planned
+  under its member id, which changes when its consumer restarts (kafka-python's adapter plans
+  static members under their group.instance.id).
 
 The subscription's user data is the same StickyAssignorUserData v1 bytes as the kafka-python
 adapter's and Java's StickyAssignor's, encoded with aiokafka's own StickyAssignorUserDataV1.
