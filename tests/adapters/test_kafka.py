@@ -86,6 +86,33 @@ def test_the_protocol_name_says_the_strategy_and_can_be_chosen() -> None:
     assert kafka_python_assignor(STRATEGIES["averagely"]).name == "rebalancing-averagely"
 
 
+def test_cooperative_sticky_by_name_is_the_cooperative_sticky_assignor() -> None:
+    """The strategy named after Kafka's CooperativeStickyAssignor gives kafka-python's
+    COOPERATIVE protocol, under the very protocol name of ("sticky", cooperative=True), so a
+    group whose members spell it either way has one protocol in common."""
+    spelled_as_kafka = kafka_python_assignor("cooperative_sticky")
+    spelled_as_a_flag = kafka_python_assignor("sticky", cooperative=True)
+    registered = kafka_python_assignor(STRATEGIES["cooperative_sticky"])
+    for assignor in (spelled_as_kafka, spelled_as_a_flag, registered):
+        assert assignor.supported_protocols() == [RebalanceProtocol.COOPERATIVE]
+        assert assignor.name == "rebalancing-cooperative-sticky"
+    assert kafka_python_assignor("cooperative_sticky", cooperative=True).name == (
+        "rebalancing-cooperative-sticky"
+    )
+
+
+def test_cooperative_sticky_asked_for_eagerly_is_refused_with_the_call_to_make() -> None:
+    with pytest.raises(ValueError, match=r"use kafka_python_assignor\('sticky'\)"):
+        kafka_python_assignor("cooperative_sticky", cooperative=False)
+
+
+def test_cooperative_sticky_for_aiokafka_which_rebalances_eagerly_only_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"aiokafka_assignor\('sticky'\)"):
+        aiokafka_assignor("cooperative_sticky")
+    with pytest.raises(ValueError, match="eagerly only"):
+        aiokafka_assignor(STRATEGIES["cooperative_sticky"])
+
+
 def test_a_strategy_of_your_own_is_named_module_colon_function() -> None:
     assignor = kafka_python_assignor("rebalancing.strategies.round_robin:assign")
     assert assignor.name == "rebalancing-rebalancing.strategies.round_robin:assign"
@@ -195,44 +222,69 @@ def test_the_library_and_the_adapter_entry_points_import_no_kafka_client() -> No
 # --- through kafka-python's own ConsumerCoordinator ---------------------------------------
 
 
+def coordinator_rebalance(
+    consumers: dict[str, KafkaConsumer], generation: int, member_ids: list[str]
+) -> dict[str, list[int]]:
+    """One rebalance through the consumers' own coordinators (kafka-python 3.0's internals,
+    pinned by pyproject to < 3.1): each member's `group_protocols()` as its JoinGroup, the
+    first member's `_perform_assignment` as the leader, every member's
+    `_on_join_complete_async` with its assignment. What each member then consumes."""
+    joined = []
+    for member_id in member_ids:
+        [(name, metadata)] = consumers[member_id]._coordinator.group_protocols()
+        joined.append(join_member(member_id, metadata.encode()))
+    leader = consumers[member_ids[0]]._coordinator
+    assignments = leader._perform_assignment(member_ids[0], name, joined)
+    held = {}
+    for member_id in member_ids:
+        coordinator = consumers[member_id]._coordinator
+        coordinator.rejoin_needed = False
+        encoded = assignments[member_id].encode()
+        asyncio.run(coordinator._on_join_complete_async(generation, member_id, name, encoded))
+        held[member_id] = sorted(p.partition for p in consumers[member_id].assignment())
+    return held
+
+
+def consumers_on_four_partitions(assignors: dict[str, Any]) -> dict[str, KafkaConsumer]:
+    """A KafkaConsumer per member, as the README makes them, its cluster's partitions set by
+    hand: "orders" has four."""
+    consumers = {member_id: kafka_consumer(assignor) for member_id, assignor in assignors.items()}
+    for consumer in consumers.values():
+        consumer._coordinator._cluster._partitions["orders"] = dict.fromkeys(range(4))
+    return consumers
+
+
 def test_kafka_pythons_coordinator_runs_the_cooperative_variant_in_two_rounds() -> None:
-    """Two KafkaConsumers as the README makes them, driven through their coordinators' own
-    leader and member steps (`_perform_assignment`, `_on_join_complete_async`: kafka-python
-    3.0's internals, pinned by pyproject to < 3.1), with the cluster's partitions set by hand.
+    """Two KafkaConsumers driven through their coordinators' own leader and member steps.
     "a" owns the four partitions; "b" joins: round 1 gives "b" nothing and "a" revokes two
     and asks to rejoin; round 2 gives "b" the two."""
-    consumers = {
-        member_id: kafka_consumer(kafka_python_assignor("sticky", cooperative=True))
-        for member_id in ("a", "b")
-    }
+    consumers = consumers_on_four_partitions(
+        {member_id: kafka_python_assignor("sticky", cooperative=True) for member_id in "ab"}
+    )
     try:
-        for consumer in consumers.values():
-            consumer._coordinator._cluster._partitions["orders"] = dict.fromkeys(range(4))
-
-        def rebalance(generation: int, member_ids: list[str]) -> dict[str, list[int]]:
-            joined = []
-            for member_id in member_ids:
-                [(name, metadata)] = consumers[member_id]._coordinator.group_protocols()
-                joined.append(join_member(member_id, metadata.encode()))
-            leader = consumers[member_ids[0]]._coordinator
-            assignments = leader._perform_assignment(member_ids[0], name, joined)
-            held = {}
-            for member_id in member_ids:
-                coordinator = consumers[member_id]._coordinator
-                coordinator.rejoin_needed = False
-                encoded = assignments[member_id].encode()
-                asyncio.run(
-                    coordinator._on_join_complete_async(generation, member_id, name, encoded)
-                )
-                held[member_id] = sorted(p.partition for p in consumers[member_id].assignment())
-            return held
-
-        assert rebalance(1, ["a"]) == {"a": [0, 1, 2, 3]}
-        assert rebalance(2, ["a", "b"]) == {"a": [0, 1], "b": []}
+        assert coordinator_rebalance(consumers, 1, ["a"]) == {"a": [0, 1, 2, 3]}
+        assert coordinator_rebalance(consumers, 2, ["a", "b"]) == {"a": [0, 1], "b": []}
         assert consumers["a"]._coordinator.rejoin_needed
         assert not consumers["b"]._coordinator.rejoin_needed
-        assert rebalance(3, ["a", "b"]) == {"a": [0, 1], "b": [2, 3]}
+        assert coordinator_rebalance(consumers, 3, ["a", "b"]) == {"a": [0, 1], "b": [2, 3]}
         assert not consumers["a"]._coordinator.rejoin_needed
+    finally:
+        for consumer in consumers.values():
+            consumer.close()
+
+
+def test_one_assignor_shared_by_two_kafka_consumers_is_refused_when_the_second_is_assigned() -> (
+    None
+):
+    """Shared, the one instance would remember only the last member's partitions, and both
+    members would claim them at the next rebalance (so the claims cancel out). The second
+    member to take its assignment fails with the reason, and the first keeps its own."""
+    shared = kafka_python_assignor("sticky")
+    consumers = consumers_on_four_partitions({"a": shared, "b": shared})
+    try:
+        with pytest.raises(ValueError, match="shared by two consumers"):
+            coordinator_rebalance(consumers, 1, ["a", "b"])
+        assert shared.owned == (("orders", 0), ("orders", 2))  # "a"'s, not "b"'s
     finally:
         for consumer in consumers.values():
             consumer.close()

@@ -26,6 +26,7 @@ from tests.adapters.test_kafka_python import (
     Round,
     apply,
     assert_balanced_and_sticky,
+    assert_sharing_refused,
     assert_valid,
     expected_previous,
     histories,
@@ -191,3 +192,18 @@ def test_user_data_with_bytes_left_over_is_refused() -> None:
 def test_an_assignment_without_a_plan_number_is_refused() -> None:
     with pytest.raises(ValueError, match="is not the plan number this assignor's leader writes"):
         aiokafka_assignor("sticky").on_assignment(ConsumerProtocol.ASSIGNMENT(0, [], b""))
+
+
+def test_one_assignor_class_shared_by_two_members_is_refused_at_the_second_assignment() -> None:
+    """aiokafka keeps a member's state on the class it is given: two consumers given the same
+    class would remember one member's partitions and both claim them."""
+    shared = aiokafka_assignor("sticky")
+    group = AiokafkaGroup(Cluster({"orders": 4}), lambda: shared)
+    assert_sharing_refused(group, shared, "plan 0 .*one assignor class is shared by two consumers")
+
+
+def test_the_same_assignment_given_again_for_its_plan_is_accepted() -> None:
+    assignor = aiokafka_assignor("sticky")
+    for owned in ([("orders", [1, 3])], [("orders", [3, 1])]):
+        assignor.on_assignment(ConsumerProtocol.ASSIGNMENT(0, owned, PlanGeneration(4).encode()))
+    assert (assignor.owned, assignor.generation) == ((("orders", 1), ("orders", 3)), 4)

@@ -141,6 +141,47 @@ def test_a_member_that_appears_twice_is_named() -> None:
         plan_group(STICKY, {"t": [0]}, [member("a", ["t"]), member("a", ["t"])])
 
 
+def test_a_static_member_is_planned_under_its_group_instance_id() -> None:
+    """KIP-345: a static member keeps its group.instance.id across restarts, not its member
+    id, so the strategy sees it, its claims included, under the instance id."""
+    restarted = Subscription("b-1f3e", frozenset(["t"]), (("t", 1),), 4, group_instance_id="b")
+    members = [member("a", ["t"], [("t", 0)], generation=4), restarted]
+    assert restarted.consumer_id == "b"
+    assert ownership(members).previous == {"a": [("t", 0)], "b": [("t", 1)]}
+    assert plan_group(STICKY, {"t": range(2)}, members) == {"a": [("t", 0)], "b": [("t", 1)]}
+
+
+@pytest.mark.parametrize(
+    ("members", "message"),
+    [
+        (
+            [
+                Subscription("x-1", frozenset(["t"]), group_instance_id="x"),
+                Subscription("x-2", frozenset(["t"]), group_instance_id="x"),
+            ],
+            "members 'x-1', 'x-2' would both be planned as 'x'",
+        ),
+        (
+            [member("a", ["t"]), Subscription("a-9", frozenset(["t"]), group_instance_id="a")],
+            "members 'a', 'a-9' would both be planned as 'a'",
+        ),
+    ],
+)
+def test_two_members_planned_under_one_consumer_id_are_named(
+    members: list[Subscription], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        plan_group(STICKY, {"t": [0]}, members)
+
+
+@pytest.mark.parametrize("instance", ["", 7])
+def test_a_group_instance_id_must_be_a_non_empty_string(instance: Any) -> None:
+    with pytest.raises(
+        TypeError, match=r"member 'm': group\.instance\.id .* is not a non-empty str"
+    ):
+        Subscription("m", frozenset(), group_instance_id=instance)
+
+
 def test_a_member_id_must_be_a_string() -> None:
     with pytest.raises(TypeError, match="member id 3 is not a str"):
         Subscription(3, frozenset())  # type: ignore[arg-type]

@@ -7,6 +7,8 @@ StickyPartitionAssignor. The cooperative variant is driven through KIP-429's two
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +27,7 @@ from kafka.protocol.consumer.metadata import (
 )
 
 from rebalancing.adapters.kafka import kafka_python_assignor
-from rebalancing.adapters.kafka_plan import Partition
+from rebalancing.adapters.kafka_plan import Partition, by_topic
 from rebalancing.evaluation.scores import score
 
 TOPICS = ("audit", "orders", "payments")
@@ -60,12 +62,14 @@ class Cluster:
 
 @dataclass
 class Member:
-    """One consumer: its subscription, its assignor, and what it consumes right now."""
+    """One consumer: its member id (the broker's), its subscription, its assignor, what it
+    consumes right now, and for a static member its group.instance.id."""
 
     member_id: str
     topics: frozenset[str]
     assignor: AbstractPartitionAssignor
     held: set[Partition] = field(default_factory=set)
+    group_instance_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,31 +93,76 @@ class Group:
     subscribes to; the first member to have joined leads and runs `assign` (every member's
     assignor is asked, and must answer the same); every member decodes its assignment and
     calls `on_assignment(assignment, generation)`; a cooperative member that lost partitions
-    revokes them and rejoins."""
+    revokes them and rejoins.
 
-    def __init__(self, cluster: Cluster, make_assignor: Callable[[], AbstractPartitionAssignor]):
+    Members are named: a dynamic member's name is its member id; with `static`, members are
+    static (KIP-345), their name is their group.instance.id, and the broker gives them a new
+    member id each time they join, `<group.instance.id>-<uuid>` as Kafka's GroupCoordinator
+    makes it. Plans and holdings are by name."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        make_assignor: Callable[[], AbstractPartitionAssignor],
+        *,
+        static: bool = False,
+    ):
         self.cluster = cluster
         self.make_assignor = make_assignor
+        self.static = static
         self.generation = 0
         self.members: dict[str, Member] = {}
         self.away: dict[str, Member] = {}
         self.rounds: list[Round] = []
+        self.member_ids_made = 0
 
-    def join(self, member_id: str, topics: Iterable[str]) -> None:
-        self.members[member_id] = Member(member_id, frozenset(topics), self.make_assignor())
+    def new_member_id(self, name: str) -> str:
+        """The member id the broker gives a member joining under `name` (module docstring)."""
+        if not self.static:
+            return name
+        self.member_ids_made += 1
+        key = f"{name}/{self.member_ids_made}".encode()
+        return f"{name}-{uuid.UUID(bytes=hashlib.blake2b(key, digest_size=16).digest())}"
 
-    def leave(self, member_id: str) -> None:
-        del self.members[member_id]
+    def join(self, name: str, topics: Iterable[str]) -> None:
+        instance = name if self.static else None
+        member_id = self.new_member_id(name)
+        self.members[name] = Member(
+            member_id, frozenset(topics), self.make_assignor(), set(), instance
+        )
 
-    def time_out(self, member_id: str) -> None:
+    def leave(self, name: str) -> None:
+        del self.members[name]
+
+    def time_out(self, name: str) -> None:
         """The member misses rebalances: kafka-python's consumer, on losing its generation,
         drops its partitions but its assignor keeps what it last had."""
-        member = self.members.pop(member_id)
+        member = self.members.pop(name)
         member.held = set()
-        self.away[member_id] = member
+        self.away[name] = member
 
-    def come_back(self, member_id: str) -> None:
-        self.members[member_id] = self.away.pop(member_id)
+    def come_back(self, name: str) -> None:
+        """The member that timed out joins again, its assignor as it was; a static member
+        under a new member id (its session expired, the broker removed it)."""
+        member = self.away.pop(name)
+        if self.static:
+            member.member_id = self.new_member_id(name)
+        self.members[name] = member
+
+    def restart(self, name: str, *, replayed: bool = True) -> None:
+        """A static member's consumer restarts: a new process (a new assignor) under the same
+        group.instance.id, given a new member id. Within session.timeout.ms, the group stable
+        (`replayed`), the broker gives it the assignment in force with no rebalance (KIP-345)
+        and its coordinator calls `on_assignment` with it and the generation; if it joins
+        while a rebalance is under way, it holds and claims nothing."""
+        old = self.members[name]
+        assert old.group_instance_id == name, "only a static member restarts under its id"
+        new = Member(self.new_member_id(name), old.topics, self.make_assignor(), set(), name)
+        if replayed:
+            new.held = set(old.held)
+            assignment = ConsumerProtocolAssignment(0, list(by_topic(old.held).items()), b"")
+            new.assignor.on_assignment(assignment, self.generation)
+        self.members[name] = new  # the same place in the order of joining
 
     def subscribe(self, member_id: str, topics: Iterable[str]) -> None:
         self.members[member_id].topics = frozenset(topics)
@@ -127,35 +176,37 @@ class Group:
 
     def rebalance(self) -> Round:
         self.generation += 1
+        names = {member.assignor.name for member in self.members.values()}
+        assert len(names) <= 1, f"the members have no protocol in common: {sorted(names)}"
         protocol = self.protocol
         for member in self.members.values():
             if protocol == RebalanceProtocol.EAGER:
                 member.held = set()
             else:
                 member.held = {p for p in member.held if p[0] in member.topics}
-        before = {member_id: set(member.held) for member_id, member in self.members.items()}
+        before = {name: set(member.held) for name, member in self.members.items()}
         joined = [
             JoinGroupResponse.JoinGroupResponseMember(
-                member_id=member_id,
-                group_instance_id=None,
+                member_id=member.member_id,
+                group_instance_id=member.group_instance_id,
                 metadata=encoded_and_decoded(member.assignor.metadata(set(member.topics))),
             )
-            for member_id, member in self.members.items()
+            for member in self.members.values()
         ]
         answers = [member.assignor.assign(self.cluster, joined) for member in self.members.values()]
         answer = answers[0]  # the first member to have joined leads
-        assert set(answer) == set(self.members)
+        assert set(answer) == {member.member_id for member in self.members.values()}
         for other in answers[1:]:  # any member leading would have sent the same assignments
             assert {m: a.encode() for m, a in other.items()} == {
                 m: a.encode() for m, a in answer.items()
             }
         plan: dict[str, list[Partition]] = {}
         revoked: dict[str, set[Partition]] = {}
-        for member_id, member in self.members.items():
-            assignment = ConsumerProtocolAssignment.decode(answer[member_id].encode())
-            plan[member_id] = [(p.topic, p.partition) for p in assignment.partitions()]
-            revoked[member_id] = member.held - set(plan[member_id])
-            member.held = set(plan[member_id])
+        for name, member in self.members.items():
+            assignment = ConsumerProtocolAssignment.decode(answer[member.member_id].encode())
+            plan[name] = [(p.topic, p.partition) for p in assignment.partitions()]
+            revoked[name] = member.held - set(plan[name])
+            member.held = set(plan[name])
             member.assignor.on_assignment(assignment, self.generation)
         result = Round(self.generation, before, plan, revoked)
         self.rounds.append(result)
@@ -205,13 +256,15 @@ def assert_balanced_and_sticky(
     previous: dict[str, list[Partition]],
     plan: dict[str, list[Partition]],
     sticky: bool,
+    balanced: bool = True,
 ) -> None:
     for queues, consumers in scopes(group):
         in_scope = set(queues)
         mine = {m: [p for p in plan[m] if p in in_scope] for m in consumers}
         before = {m: [p for p in previous.get(m, []) if p in in_scope] for m in consumers}
         scores = score(queues, consumers, before, mine)
-        assert scores.spread is None or scores.spread <= 1, (queues, mine)
+        if balanced:
+            assert scores.spread is None or scores.spread <= 1, (queues, mine)
         if sticky:
             assert scores.stickiness_gap in (None, 0), (before, mine)
 
@@ -224,10 +277,14 @@ Event = tuple[str, int, frozenset[str]]
 
 
 @st.composite
-def histories(draw: st.DrawFn, max_events: int = 8) -> tuple[dict[str, int], list[Event]]:
+def histories(
+    draw: st.DrawFn, max_events: int = 8, static: bool = False
+) -> tuple[dict[str, int], list[Event]]:
     """Starting partition counts and a sequence of membership changes: ("join", member,
     topics), ("leave", member, _), ("time_out", member, _), ("come_back", member, _),
-    ("subscribe", member, topics), ("grow", topic index, _)."""
+    ("subscribe", member, topics), ("grow", topic index, _); with `static`, also a static
+    member's consumer restarting: ("restart", member, _), its assignment given back by the
+    broker, and ("restart_during_rebalance", member, _), with nothing."""
     partitions = {topic: draw(st.integers(0, 12)) for topic in TOPICS}
     topic_sets = st.frozensets(st.sampled_from(TOPICS), min_size=1)
     same = draw(st.booleans())
@@ -236,6 +293,8 @@ def histories(draw: st.DrawFn, max_events: int = 8) -> tuple[dict[str, int], lis
     kinds = ["join", "join", "leave", "time_out", "come_back", "grow"]
     if not same:
         kinds.append("subscribe")
+    if static:
+        kinds += ["restart", "restart", "restart_during_rebalance"]
     events: list[Event] = [("join", 0, draw(subscriptions))]
     for _ in range(draw(st.integers(1, max_events))):
         kind = draw(st.sampled_from(kinds))
@@ -258,6 +317,9 @@ def apply(group: Group, event: Event) -> str | None:
     elif kind == "come_back" and away:
         member_id = away[index % len(away)]
         group.come_back(member_id)
+    elif kind in ("restart", "restart_during_rebalance") and present:
+        member_id = present[index % len(present)]
+        group.restart(member_id, replayed=kind == "restart")
     elif kind == "subscribe" and present:
         member_id = present[index % len(present)]
         group.subscribe(member_id, topics)
@@ -281,11 +343,21 @@ def expected_previous(
 
 
 def run_history(
-    strategy: str, history: tuple[dict[str, int], list[Event]], *, cooperative: bool = False
+    strategy: str,
+    history: tuple[dict[str, int], list[Event]],
+    *,
+    cooperative: bool = False,
+    static: bool = False,
 ) -> Group:
+    """The group through the history, settled after each change and checked: valid, balanced
+    (but for consistent_hash, which does not balance), as sticky as balance allows for sticky,
+    KIP-429's promise when cooperative; and after a static member's restart, the plan in
+    force before it, by group.instance.id: the member keeps its partitions, nobody moves."""
     partitions, events = history
     group = Group(
-        Cluster(partitions), lambda: kafka_python_assignor(strategy, cooperative=cooperative)
+        Cluster(partitions),
+        lambda: kafka_python_assignor(strategy, cooperative=cooperative),
+        static=static,
     )
     settled: dict[str, list[Partition]] = {}
     for event in events:
@@ -293,13 +365,21 @@ def run_history(
         if concerned is None:
             continue
         previous = expected_previous(group, settled)
-        if event[0] == "come_back":
-            previous[concerned] = []  # stale: its claims do not count
+        if event[0] in ("come_back", "restart_during_rebalance"):
+            previous[concerned] = []  # stale, or a new process: it claims nothing that counts
         rounds = group.settle()
         assert_valid(group, rounds[-1].plan)
-        assert_balanced_and_sticky(group, previous, rounds[-1].plan, sticky=strategy == "sticky")
+        assert_balanced_and_sticky(
+            group,
+            previous,
+            rounds[-1].plan,
+            sticky=strategy == "sticky",
+            balanced=strategy != "consistent_hash",
+        )
         if cooperative:
             assert_cooperative(rounds)
+        if event[0].startswith("restart"):
+            assert rounds[-1].plan == settled, (event, settled)
         settled = group.held
     return group
 
@@ -313,6 +393,50 @@ def test_a_group_through_generations_gets_valid_balanced_sticky_plans(
     run_history(strategy, history)
 
 
+@pytest.mark.parametrize(
+    ("strategy", "cooperative"),
+    [
+        ("sticky", False),
+        ("sticky", True),
+        ("averagely", False),
+        ("round_robin", False),
+        ("consistent_hash", False),
+        ("bounded_consistent_hash", False),
+    ],
+)
+@settings(max_examples=GROUP_EXAMPLES)
+@given(history=histories(static=True))
+def test_static_members_keep_their_partitions_when_their_consumers_restart(
+    strategy: str, cooperative: bool, history: tuple[dict[str, int], list[Event]]
+) -> None:
+    """Static members (group.instance.id, KIP-345) through generations of joins, leaves,
+    time-outs and restarts, each under a new member id: a restart given its assignment back
+    by the broker, or one that joins a rebalance claiming nothing, leaves the plan as it was
+    (run_history); every plan valid and, where the strategy promises it, balanced and sticky."""
+    run_history(strategy, history, cooperative=cooperative, static=True)
+
+
+def test_a_static_member_back_under_its_group_instance_id_is_the_same_consumer() -> None:
+    """consistent_hash plans from ids alone. "b"'s consumer restarts (a new member id, its
+    assignment given back): nothing moves. Its session then times out: it leaves (a rebalance)
+    and joins again under its group.instance.id and yet another member id (a rebalance), what
+    the harness's rolling_restart models: it gets back the very partitions it had."""
+    group = Group(
+        Cluster({"orders": 12}), lambda: kafka_python_assignor("consistent_hash"), static=True
+    )
+    for name in ("a", "b", "c"):
+        group.join(name, ["orders"])
+    first = group.rebalance().plan
+    first_member_id = group.members["b"].member_id
+    group.restart("b")
+    assert group.members["b"].member_id not in (first_member_id, "b")
+    assert group.rebalance().plan == first
+    group.leave("b")
+    without_b = group.rebalance().plan
+    group.join("b", ["orders"])
+    assert group.rebalance().plan == first != {**without_b, "b": []}
+
+
 @settings(max_examples=GROUP_EXAMPLES // 2)
 @given(history=histories(max_events=4))
 def test_every_registered_strategy_gives_valid_plans_through_the_adapter(
@@ -324,8 +448,8 @@ def test_every_registered_strategy_gives_valid_plans_through_the_adapter(
         partitions, events = history
         group = Group(Cluster(partitions), lambda name=name: kafka_python_assignor(name))
         for event in events:
-            if apply(group, event) is not None:
-                assert_valid(group, group.rebalance().plan)
+            if apply(group, event) is not None:  # cooperative_sticky: two rounds
+                assert_valid(group, group.settle()[-1].plan)
 
 
 def until_a_stale_member_comes_back(group: Group) -> list[dict[str, list[Partition]]]:
@@ -377,6 +501,39 @@ def test_same_generation_conflicting_claims_do_not_crash_the_leader() -> None:
     plans = {m: [(p.topic, p.partition) for p in a.partitions()] for m, a in answer.items()}
     assert sorted(p for owned in plans.values() for p in owned) == [("orders", n) for n in range(4)]
     assert sorted(map(len, plans.values())) == [2, 2]
+
+
+def assert_sharing_refused(group: Group, shared: Any, sharing: str) -> None:
+    """Two members of `group` share the assignor `shared`: the second to be given its
+    assignment is refused with `sharing` (the number and what is shared), and the assignor
+    still holds the first member's partitions."""
+    group.join("a", ["orders"])
+    group.join("b", ["orders"])
+    with pytest.raises(
+        ValueError,
+        match=f"assignor 'rebalancing-sticky' was given two different assignments for {sharing}",
+    ):
+        group.rebalance()
+    assert shared.owned == (("orders", 0), ("orders", 2))  # "a"'s, not "b"'s
+
+
+def test_one_assignor_shared_by_two_members_is_refused_at_the_second_assignment() -> None:
+    shared = kafka_python_assignor("sticky")
+    group = Group(Cluster({"orders": 4}), lambda: shared)
+    assert_sharing_refused(
+        group, shared, "generation 1 .*one assignor instance is shared by two consumers"
+    )
+
+
+def test_the_same_assignment_given_again_for_its_generation_is_accepted() -> None:
+    """A static member whose consumer restarts with the same assignor instance is given its
+    assignment again, for the same generation (KIP-345): that is no sharing."""
+    assignor = kafka_python_assignor("sticky")
+    assignment = ConsumerProtocolAssignment(0, [("orders", [1, 3])], b"")
+    assignor.on_assignment(assignment, 4)
+    assignor.on_assignment(ConsumerProtocolAssignment(0, [("orders", [3, 1])], b""), 4)
+    assignor.on_assignment(ConsumerProtocolAssignment(0, [("orders", [0])], b""), 5)
+    assert (assignor.owned, assignor.generation) == ((("orders", 0),), 5)
 
 
 # --- against kafka-python's own StickyPartitionAssignor -----------------------------------
@@ -516,6 +673,24 @@ def test_a_cooperative_move_takes_two_rounds() -> None:
     assert first.revoked == {"a": {("orders", 2), ("orders", 3)}, "b": set()}
     assert second.plan == {"a": [("orders", 0), ("orders", 1)], "b": [("orders", 2), ("orders", 3)]}
     assert second.revoked == {"a": set(), "b": set()}
+
+
+def test_a_group_spelling_cooperative_sticky_both_ways_moves_a_partition_in_two_rounds() -> None:
+    """Half the members name Kafka's CooperativeStickyAssignor, half ask for sticky with
+    cooperative=True (a group migrating from one spelling to the other): one protocol."""
+    spellings = iter(
+        [
+            kafka_python_assignor("cooperative_sticky"),
+            kafka_python_assignor("sticky", cooperative=True),
+        ]
+    )
+    group = Group(Cluster({"orders": 4}), lambda: next(spellings))
+    group.join("a", ["orders"])
+    group.settle()
+    group.join("b", ["orders"])
+    first, second = group.settle()
+    assert first.plan == {"a": orders(0, 1), "b": []}
+    assert second.plan == {"a": orders(0, 1), "b": orders(2, 3)}
 
 
 def test_cooperative_members_also_send_owned_partitions_and_generation_id() -> None:

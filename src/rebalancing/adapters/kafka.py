@@ -7,7 +7,11 @@ aiokafka.
                                 partition_assignment_strategy=(aiokafka_assignor("sticky"),))
 
 `strategy` is a registered name or `package.module:function` (rebalancing.strategies.resolve);
-the queues it sees are `(topic, partition)` pairs and the consumers are member ids. The group's
+the queues it sees are `(topic, partition)` pairs and the consumers are member ids, or for a
+static member (kafka-python's `group_instance_id`, KIP-345) its group.instance.id, which its
+consumer keeps across restarts while the broker gives it a new member id each time (aiokafka
+0.14 does not hand instance ids to its assignors: there every member is planned under its
+member id). The group's
 leader runs it with the previous plan, which every member sends in its subscription's user data
 the way Kafka's StickyAssignor does (owned partitions and generation, StickyAssignorUserData
 v1); stale members own nothing. Members with different subscriptions are planned per topic.
@@ -21,6 +25,9 @@ installed (they come with the `kafka` extra). Every member of a group must use t
 strategy under the same protocol name: the default name is `rebalancing-<strategy>` (the
 cooperative variant: `rebalancing-cooperative-<strategy>`), distinct from kafka-python's own
 "sticky", so a group that mixes them picks one protocol all members support, or refuses.
+`cooperative_sticky`, named after Kafka's CooperativeStickyAssignor, is sticky under the
+cooperative protocol: the same assignor and name as `("sticky", cooperative=True)`; aiokafka,
+eager only, refuses it rather than run it eagerly.
 Runtime complexity: resolving the strategy, O(1) otherwise.
 """
 
@@ -28,22 +35,44 @@ from __future__ import annotations
 
 from typing import Any
 
-from rebalancing.strategies import Strategy, resolve
+from rebalancing.strategies import STRATEGIES, Strategy, resolve
+
+COOPERATIVE_PROTOCOLS = {"cooperative_sticky": "sticky"}
+"""Registered strategies that are Kafka's cooperative protocol (KIP-429) over another one's
+plans -> that other one: `cooperative_sticky` is Kafka's CooperativeStickyAssignor, sticky's
+plan reached in two rebalances. In a Kafka group the client runs the protocol, so the name
+stands for the plain strategy under the client's cooperative protocol."""
 
 
 def kafka_python_assignor(
-    strategy: str | Strategy = "sticky", *, cooperative: bool = False, name: str | None = None
+    strategy: str | Strategy = "sticky",
+    *,
+    cooperative: bool | None = None,
+    name: str | None = None,
 ) -> Any:
     """A kafka-python AbstractPartitionAssignor instance running `strategy`, one per consumer.
 
     `cooperative=True` gives the variant for kafka-python's COOPERATIVE protocol (KIP-429): a
     partition that moves is first revoked by its owner and assigned in the next rebalance. The
-    consumer then rebalances cooperatively, so all its assignors must support it.
-    ValueError when `strategy` does not resolve (the message says what was tried).
+    consumer then rebalances cooperatively, so all its assignors must support it. A cooperative
+    protocol strategy (`cooperative_sticky`) is that variant of its plain strategy, the same
+    assignor under the same protocol name as `("sticky", cooperative=True)`; asking for it with
+    `cooperative=False` is a ValueError that names the eager call. ValueError also when
+    `strategy` does not resolve (the message says what was tried).
     """
     from rebalancing.adapters import kafka_python  # kafka-python is optional
 
     chosen = _resolved(strategy)
+    plain = _plain_strategy_of(chosen)
+    if plain is not None:
+        if cooperative is False:
+            raise ValueError(
+                f"strategy {chosen.name!r} is Kafka's cooperative protocol and cannot run "
+                f"eagerly: for the same plans under the eager protocol, use "
+                f"kafka_python_assignor({plain.name!r})"
+            )
+        chosen, cooperative = plain, True
+    cooperative = bool(cooperative)
     default = f"rebalancing-{'cooperative-' if cooperative else ''}{chosen.name}"
     return kafka_python.StrategyAssignor(chosen, name=name or default, cooperative=cooperative)
 
@@ -52,12 +81,31 @@ def aiokafka_assignor(strategy: str | Strategy = "sticky", *, name: str | None =
     """A new aiokafka AbstractPartitionAssignor class running `strategy`, one per consumer.
 
     aiokafka calls its assignors' classmethods, so the member's state lives on the class: call
-    this once per consumer. ValueError when `strategy` does not resolve.
+    this once per consumer. ValueError when `strategy` does not resolve, and for a cooperative
+    protocol strategy (`cooperative_sticky`): aiokafka 0.14 rebalances eagerly only, and an
+    eager assignor under that name would silently stop the world at every rebalance.
     """
     from rebalancing.adapters import kafka_aiokafka  # aiokafka is optional
 
     chosen = _resolved(strategy)
+    plain = _plain_strategy_of(chosen)
+    if plain is not None:
+        raise ValueError(
+            f"strategy {chosen.name!r} is Kafka's cooperative protocol, and aiokafka 0.14 "
+            f"rebalances eagerly only: use aiokafka_assignor({plain.name!r}) for the same "
+            f"plans eagerly, or kafka_python_assignor({chosen.name!r}) for the cooperative "
+            "protocol"
+        )
     return kafka_aiokafka.assignor_class(chosen, name or f"rebalancing-{chosen.name}")
+
+
+def _plain_strategy_of(strategy: Strategy) -> Strategy | None:
+    """The plain strategy a registered cooperative protocol runs (COOPERATIVE_PROTOCOLS), None
+    for any other strategy (a user's own function of the same name included)."""
+    plain = COOPERATIVE_PROTOCOLS.get(strategy.name)
+    if plain is None or strategy != STRATEGIES.get(strategy.name):
+        return None
+    return STRATEGIES[plain]
 
 
 def _resolved(strategy: str | Strategy) -> Strategy:

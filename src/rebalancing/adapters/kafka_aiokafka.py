@@ -8,7 +8,8 @@ kafka_python):
 
 - `AIOKafkaConsumer(partition_assignment_strategy=...)` takes assignor classes and calls the
   classmethods on them, so a member's state (what it owns, its generation) lives on the class:
-  `assignor_class` makes a new class each time; give each consumer its own.
+  `assignor_class` makes a new class each time; give each consumer its own (a class shared by
+  two consumers is refused when the second is given its assignment).
 - `assign` gets a dict member_id -> ConsumerProtocolMemberMetadata (version, subscription,
   user_data), not a list of JoinGroupResponseMember; the structs (aiokafka.coordinator.protocol)
   have version 0 only: no owned_partitions, no generation_id.
@@ -21,6 +22,11 @@ kafka_python):
   as with Kafka's generation ids; the numbers count our plans, they are not Kafka's ids.
 - No cooperative protocol: aiokafka 0.14 rebalances eagerly only (every member revokes all its
   partitions before it rejoins), so there is no cooperative variant.
+- No static membership for the assignor: AIOKafkaConsumer takes a group_instance_id, but its
+  coordinator drops the members' instance ids from the JoinGroup response before it calls
+  `assign` (consumer/group_coordinator.py, _perform_assignment), so every member is planned
+  under its member id, which changes when its consumer restarts (kafka-python's adapter plans
+  static members under their group.instance.id).
 
 The subscription's user data is the same StickyAssignorUserData v1 bytes as the kafka-python
 adapter's and Java's StickyAssignor's, encoded with aiokafka's own StickyAssignorUserDataV1.
@@ -53,6 +59,7 @@ from rebalancing.adapters.kafka_plan import (
     by_topic,
     ownership,
     plan_group,
+    remembered_assignment,
     subscribed_partitions,
 )
 from rebalancing.strategies import Strategy
@@ -167,7 +174,9 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         """Remember what this member now owns and the plan's number, for its next subscription.
 
         ValueError when the assignment's user data is not a plan number (the leader was not
-        running this assignor)."""
+        running this assignor), or when this class was already given a different assignment
+        under the same plan number: it is shared by two consumers
+        (kafka_plan.remembered_assignment)."""
         user_data = assignment.user_data
         if not isinstance(user_data, bytes) or len(user_data) != 4:
             raise ValueError(
@@ -175,11 +184,21 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
                 "plan number this assignor's leader writes (does every member of the group use "
                 "aiokafka_assignor with the same strategy?)"
             )
-        cls.owned = tuple(
-            (str(partition.topic), int(partition.partition))
-            for partition in assignment.partitions()
+        number = int(PlanGeneration.decode(user_data).generation)
+        cls.owned = remembered_assignment(
+            cls.owned,
+            cls.generation,
+            (
+                (str(partition.topic), int(partition.partition))
+                for partition in assignment.partitions()
+            ),
+            number,
+            assignor=cls.name,
+            number_name="plan",
+            shared="one assignor class is shared by two consumers (give each AIOKafkaConsumer "
+            "its own aiokafka_assignor(...))",
         )
-        cls.generation = int(PlanGeneration.decode(user_data).generation)
+        cls.generation = number
 
 
 def assignor_class(strategy: Strategy, name: str) -> type[StrategyAssignor]:

@@ -3,7 +3,11 @@ assignors (plain values in, plain values out; no Kafka client is imported here).
 
 A group leader gets, from each member, the topics it subscribes to and the partitions it claims
 to own with the generation of the assignment that gave them (`Subscription`). This module turns
-that into the assignment of the next generation:
+that into the assignment of the next generation, planning each member under its consumer id:
+its group.instance.id when it is a static member (Kafka's KIP-345), which it keeps when its
+consumer restarts, else its member id, which the broker makes anew each time a consumer joins.
+A static member that restarts is planned under the same id, so whatever the strategy plans
+from ids (its order, its hash) stays with it; every plan below is keyed by consumer id.
 
 1. Who owns what (`ownership`), by the rules of Kafka's sticky assignors: a member whose
    generation is older than the newest one reported is stale and owns nothing (it missed a
@@ -12,7 +16,7 @@ that into the assignment of the next generation:
    cancel: the partition counts as owned by nobody, as Java's AbstractStickyAssignor does when
    all subscriptions are equal (here, whatever the subscriptions). A claim is never an error
    and never a crash.
-2. The plan (`plan_group`). Queues are `(topic, partition)` pairs, consumers are member ids.
+2. The plan (`plan_group`). Queues are `(topic, partition)` pairs, consumers are consumer ids.
    When every member subscribes to the same topics, the strategy runs once on the whole group,
    so its promises (balance, stickiness) hold for the group's total counts. Otherwise it runs
    once per topic, among that topic's subscribers only, with the previous plan restricted to
@@ -55,16 +59,31 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Subscription:
     """What one member sent the leader: the topics it subscribes to, the partitions it claims
-    to own, and the generation of the assignment that gave them (NO_GENERATION if none)."""
+    to own, the generation of the assignment that gave them (NO_GENERATION if none), and, for
+    a static member, its group.instance.id (None for a dynamic one)."""
 
     member_id: str
     topics: frozenset[str]
     owned: tuple[Partition, ...] = ()
     generation: int = NO_GENERATION
+    group_instance_id: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.member_id, str):
             raise TypeError(f"member id {self.member_id!r} is not a str")
+        if self.group_instance_id is not None and (
+            not isinstance(self.group_instance_id, str) or not self.group_instance_id
+        ):
+            raise TypeError(
+                f"member {self.member_id!r}: group.instance.id {self.group_instance_id!r} is "
+                "not a non-empty str"
+            )
+
+    @property
+    def consumer_id(self) -> str:
+        """The id the strategy plans this member under: its group.instance.id when static
+        (the same across its consumer's restarts), else its member id."""
+        return self.member_id if self.group_instance_id is None else self.group_instance_id
 
 
 class Cluster(Protocol):
@@ -99,10 +118,11 @@ def by_topic(partitions: Iterable[Partition]) -> dict[str, list[int]]:
 class Ownership:
     """Who owns what when the group rebalances (see the module docstring, step 1).
 
-    `previous` is the plan in force, member -> partitions it owns (sorted), for the strategy;
-    `claimants` maps each claimed partition to the members that claim it with the newest
-    generation (more than one only on a conflict); `newest_generation` is the newest reported;
-    `stale` names the members with claims that were ignored because their generation is older.
+    `previous` is the plan in force, consumer id -> partitions it owns (sorted), for the
+    strategy; `claimants` maps each claimed partition to the consumer ids that claim it with the
+    newest generation (more than one only on a conflict); `newest_generation` is the newest
+    reported; `stale` names the consumer ids whose claims were ignored because their generation
+    is older.
     """
 
     previous: dict[str, list[Partition]]
@@ -116,18 +136,18 @@ def ownership(subscriptions: Iterable[Subscription]) -> Ownership:
 
     Runtime complexity: O(M log M + C) for M members and C claims.
     """
-    members = sorted(subscriptions, key=lambda subscription: subscription.member_id)
+    members = sorted(subscriptions, key=lambda subscription: subscription.consumer_id)
     newest = max((member.generation for member in members), default=NO_GENERATION)
     claimants: dict[Partition, list[str]] = {}
     stale: list[str] = []
     for member in members:
         if member.generation < newest:
             if member.owned:
-                stale.append(member.member_id)
+                stale.append(member.consumer_id)
             continue
         for partition in dict.fromkeys(member.owned):  # a claim listed twice counts once
-            claimants.setdefault(partition, []).append(member.member_id)
-    previous: dict[str, list[Partition]] = {member.member_id: [] for member in members}
+            claimants.setdefault(partition, []).append(member.consumer_id)
+    previous: dict[str, list[Partition]] = {member.consumer_id: [] for member in members}
     for partition, claiming in claimants.items():
         if len(claiming) == 1:
             previous[claiming[0]].append(partition)
@@ -161,15 +181,16 @@ def plan_group(
     subscriptions: Sequence[Subscription],
     owners: Ownership | None = None,
 ) -> dict[str, list[Partition]]:
-    """The strategy's plan for the group: member -> sorted partitions, every member a key.
+    """The strategy's plan for the group: consumer id -> sorted partitions, every member a key.
 
     `partitions` maps each topic the cluster knows to its partition numbers; a subscribed topic
     it does not know has no partitions to assign (logged). `owners` defaults to
-    `ownership(subscriptions)`. See the module docstring, step 2.
+    `ownership(subscriptions)`. See the module docstring, step 2. ValueError names two members
+    that would be planned under one consumer id.
     """
-    members = _member_ids(subscriptions)
+    members = _consumer_ids(subscriptions)
     owners = ownership(subscriptions) if owners is None else owners
-    topics_of = {member.member_id: member.topics for member in subscriptions}
+    topics_of = {member.consumer_id: member.topics for member in subscriptions}
     subscribed = sorted(frozenset().union(*topics_of.values()))
     for topic in subscribed:
         if topic not in partitions:
@@ -198,13 +219,25 @@ def plan_group(
     return plan
 
 
-def _member_ids(subscriptions: Sequence[Subscription]) -> list[str]:
-    """The member ids, sorted; ValueError names a member that appears twice."""
+def _consumer_ids(subscriptions: Sequence[Subscription]) -> list[str]:
+    """The consumer ids, sorted; ValueError names a member that appears twice, or the members
+    that one consumer id would stand for (a group.instance.id sent twice, or equal to a
+    dynamic member's id)."""
     counts = Counter(member.member_id for member in subscriptions)
     twice = sorted(member for member, count in counts.items() if count > 1)
     if twice:
         raise ValueError(f"member {twice[0]!r} appears {counts[twice[0]]} times in the group")
-    return sorted(counts)
+    members_of: dict[str, list[str]] = {}
+    for member in subscriptions:
+        members_of.setdefault(member.consumer_id, []).append(member.member_id)
+    for consumer, members in sorted(members_of.items()):
+        if len(members) > 1:
+            raise ValueError(
+                f"members {', '.join(map(repr, sorted(members)))} would both be planned as "
+                f"{consumer!r}: a group.instance.id names one static member, and no other "
+                "member's id"
+            )
+    return sorted(members_of)
 
 
 def _run(
@@ -252,6 +285,37 @@ def _check_plan(
 def _merge(plan: dict[str, list[Partition]], part: Mapping[str, list[Partition]]) -> None:
     for member, owned in part.items():
         plan[member].extend(owned)
+
+
+def remembered_assignment(
+    held: tuple[Partition, ...] | None,
+    held_number: int,
+    assigned: Iterable[Partition],
+    assigned_number: int,
+    *,
+    assignor: str,
+    number_name: str,
+    shared: str,
+) -> tuple[Partition, ...]:
+    """What a member's assignor remembers of its new assignment (sorted), to claim it in its
+    next subscription. `held` and `held_number` are what it remembers now (None before its
+    first assignment), `assigned_number` numbers the new assignment (the generation, or the
+    leader's plan number: `number_name`).
+
+    A member is given one assignment per number, and its numbers only grow; an assignor given
+    two different assignments under one number is shared by two members (`shared` says by
+    what and how not to), which would both claim the last one and cancel each other's claims:
+    ValueError, before anything is overwritten. The same assignment again is accepted: a
+    static member's consumer restarting with the same assignor is given it again (KIP-345).
+    """
+    given = tuple(sorted(assigned))
+    if held is not None and assigned_number == held_number and given != held:
+        raise ValueError(
+            f"assignor {assignor!r} was given two different assignments for {number_name} "
+            f"{assigned_number} ({list(held)} then {list(given)}): {shared}, and both would "
+            "claim the last one at the next rebalance, cancelling each other's claims"
+        )
+    return given
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ member is a JoinGroupResponseMember whose `metadata` the coordinator has already
 ConsumerProtocolSubscription), `on_assignment(assignment, generation)` (every member, after
 SyncGroup) and `supported_protocols()` (KIP-429 RebalanceProtocol modes). `KafkaConsumer`'s
 `partition_assignment_strategy` takes assignor instances as well as classes; an instance keeps
-its member's state (what it owns, and the generation), so give each consumer its own.
+its member's state (what it owns, and the generation), so give each consumer its own: an
+instance shared by two consumers is refused when the second is given its assignment (kafka-python
+gives an assignor no call at which a consumer takes it up, and none that says which consumer
+calls; `on_assignment` is where the two would overwrite each other).
 
 The previous plan reaches the leader the way Kafka's StickyAssignor sends it: the subscription's
 user data is StickyAssignorUserData v1 (previous_assignment, generation), encoded with
@@ -23,6 +26,16 @@ here supports only COOPERATIVE (as kafka-python's CooperativeStickyAssignor does
 group nobody would rejoin to pick up the partitions it holds back), sends its owned partitions
 and generation also in the subscription's own fields (version 2: owned_partitions,
 generation_id, KIP-429 and KIP-792), and gives out the first round of `cooperative_round`.
+
+Static membership (KIP-345, kafka-python's `group_instance_id`): the broker lists each member's
+group_instance_id beside its member id in the JoinGroup response the leader's `assign` gets, and
+a static member is planned under it (kafka_plan: consumer ids), so a member whose consumer
+restarts under a new member id is the same consumer to the strategy. A static consumer that
+restarts within session.timeout.ms causes no rebalance: the broker gives its new process the
+assignment in force, and `on_assignment` restores the claims it sends at the next rebalance.
+One that restarts while a rebalance is under way (or whose return starts one) joins with no
+claims (its process is new): strategies that plan from ids give it its partitions back all the
+same, sticky does when nothing else changed (its partitions are the only ones free).
 
 Runtime complexity: that of kafka_plan.plan_group, plus O(P) to decode and encode.
 """
@@ -53,6 +66,7 @@ from rebalancing.adapters.kafka_plan import (
     cooperative_round,
     ownership,
     plan_group,
+    remembered_assignment,
     subscribed_partitions,
 )
 from rebalancing.strategies import Strategy
@@ -103,13 +117,15 @@ def decode_user_data(data: bytes, member_id: str) -> tuple[tuple[Partition, ...]
 
 
 def subscription_of(member: Any) -> Subscription:
-    """A JoinGroupResponseMember (metadata decoded, or still bytes) as a Subscription.
+    """A JoinGroupResponseMember (metadata decoded, or still bytes) as a Subscription, with
+    its group_instance_id when it is a static member.
 
     The claims come from the user data; a member that sent none but filled the subscription's
     own owned_partitions / generation_id (version 1+, as Java's cooperative consumers do) is
     read from those. ValueError or TypeError names the member when nothing can be read.
     """
     member_id = member.member_id
+    group_instance_id = getattr(member, "group_instance_id", None)  # JoinGroup v5+, static only
     metadata = member.metadata
     if isinstance(metadata, bytes | bytearray | memoryview):
         try:
@@ -134,7 +150,7 @@ def subscription_of(member: Any) -> Subscription:
                 f"member {member_id!r}: user data is {type(user_data).__name__}, not bytes"
             )
         owned, generation = decode_user_data(user_data, member_id)
-        return Subscription(member_id, topics, owned, generation)
+        return Subscription(member_id, topics, owned, generation, group_instance_id)
     owned = tuple(
         (str(entry.topic), int(number))
         for entry in getattr(metadata, "owned_partitions", None) or ()
@@ -142,7 +158,11 @@ def subscription_of(member: Any) -> Subscription:
     )
     generation = getattr(metadata, "generation_id", NO_GENERATION)
     return Subscription(
-        member_id, topics, owned, NO_GENERATION if generation is None else generation
+        member_id,
+        topics,
+        owned,
+        NO_GENERATION if generation is None else generation,
+        group_instance_id,
     )
 
 
@@ -195,20 +215,36 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         )
 
     def assign(self, cluster: Any, members: Iterable[Any]) -> dict[str, Any]:
-        """The leader's assignment for every member (module docstring)."""
+        """The leader's assignment for every member, by member id; static members are planned
+        under their group.instance.id (module docstring)."""
         subscriptions = [subscription_of(member) for member in members]
         owners = ownership(subscriptions)
         partitions = subscribed_partitions(cluster, subscriptions)
         plan = plan_group(self._strategy, partitions, subscriptions, owners)
         if self.cooperative:
             plan = cooperative_round(plan, owners.claimants).assignment
-        return {member: assignment_of(owned) for member, owned in plan.items()}
+        return {
+            member.member_id: assignment_of(plan[member.consumer_id]) for member in subscriptions
+        }
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
-        """Remember what this member now owns, and the generation, for its next subscription."""
-        self.owned = tuple(
-            (str(partition.topic), int(partition.partition))
-            for partition in assignment.partitions()
+        """Remember what this member now owns, and the generation, for its next subscription.
+
+        ValueError when this instance was already given a different assignment for the same
+        generation: it is shared by two consumers (kafka_plan.remembered_assignment).
+        """
+        self.owned = remembered_assignment(
+            self.owned,
+            self.generation,
+            (
+                (str(partition.topic), int(partition.partition))
+                for partition in assignment.partitions()
+            ),
+            int(generation),
+            assignor=self.name,
+            number_name="generation",
+            shared="one assignor instance is shared by two consumers (give each KafkaConsumer "
+            "its own kafka_python_assignor(...))",
         )
         self.generation = int(generation)
 

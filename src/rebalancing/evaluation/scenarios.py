@@ -216,7 +216,16 @@ class _Generator:
         self, index: int, queues: Sequence[int], consumers: Sequence[str]
     ) -> Iterator[Step]:
         """Every consumer, batch by batch in a random order, leaves and rejoins under its id;
-        a batch is a quarter of the group, rounded up (Kubernetes' default maxUnavailable)."""
+        a batch is a quarter of the group, rounded up (Kubernetes' default maxUnavailable).
+
+        Rejoining under the same id is what Kafka's static members do (group.instance.id,
+        KIP-345), and these steps are theirs when a restart outlasts session.timeout.ms: one
+        rebalance when the broker drops the member, one when it takes it back under its id.
+        The rolling_restart figures assume such members. A static member back within the
+        session timeout causes no rebalance at all (its queues wait for it, unread); a
+        dynamic member comes back under a new member id, a consumer no strategy has seen, so
+        a strategy that plans from ids (consistent hashing; the order averagely and
+        round_robin follow) does not give it back what it had, as it does here."""
         order = self.rng.sample(consumers, len(consumers))
         batch = -(-len(order) // 4)
         present, same_queues = _sorted_ids(sorted(consumers)), _sorted_ids(queues)
