@@ -80,6 +80,17 @@ class SchedulerMachine(RuleBasedStateMachine):
             if channel in self.ready_order:
                 self.ready_order.remove(channel)
 
+    @rule()
+    def withdraw_all(self) -> None:
+        in_progress_with_work = sorted(c for c in self.started if self.expected[c])
+        withdrawn = self.scheduler.withdraw_all()
+        assert list(withdrawn)[: len(self.ready_order)] == self.ready_order, "ready's order first"
+        assert sorted(list(withdrawn)[len(self.ready_order) :]) == in_progress_with_work
+        assert withdrawn == {c: list(work) for c, work in self.expected.items() if work}
+        for work in self.expected.values():
+            work.clear()
+        self.ready_order.clear()
+
     @rule(channel=CHANNELS)
     def add_channel(self, channel: int) -> None:
         if channel in self.expected:

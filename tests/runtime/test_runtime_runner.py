@@ -329,3 +329,201 @@ def test_a_million_message_backlog_is_received_no_faster_than_it_is_processed() 
     assert stats.paused_seconds > 0
     assert recorder.violations == []
     assert peak_bytes < 16 * 1024 * 1024, f"peak traced memory {peak_bytes:,} bytes"
+
+
+class BlockingHandler:
+    """A handler that records (channel, work) when an item starts and then blocks until
+    `release` is set: the test knows which item is in progress and what is still pending."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.handled: list[tuple[Hashable, Any]] = []  # one worker in these tests: no lock
+
+    def __call__(self, channel: Hashable, work: Any) -> None:
+        self.handled.append((channel, work))
+        self.started.set()
+        self.release.wait(60)
+
+
+def test_close_without_drain_stops_after_the_current_item_and_returns_the_pending_work() -> None:
+    handler = BlockingHandler()
+    runner = ChannelRunner(handler, workers=1, channels=["a", "b"])
+    for work in range(50):
+        runner.submit("a" if work % 2 == 0 else "b", work)
+    assert handler.started.wait(10), "the single worker is now blocked on a's first item"
+    returned: dict[Hashable, list[Any]] = {}
+    closing = threading.Thread(
+        target=lambda: returned.update(runner.close(drain=False, timeout=60)), daemon=True
+    )
+    try:
+        closing.start()
+        assert runner.wait_until_pending_at_most(1, timeout=10), "pending work kept, not returned"
+    finally:
+        handler.release.set()
+    closing.join(60)
+    assert not closing.is_alive()
+    assert handler.handled == [("a", 0)], "only the item in progress ran"
+    assert returned == {"a": list(range(2, 50, 2)), "b": list(range(1, 50, 2))}
+    assert runner.processed == 1
+    assert runner.pending() == 0
+    with pytest.raises(RuntimeError, match="closed"):
+        runner.submit("a", 99)
+
+
+def test_close_with_drain_runs_every_pending_item_and_returns_no_work() -> None:
+    gate = threading.Event()
+    recorder = Recorder(gate=gate)
+    runner = ChannelRunner(recorder, workers=2, channels=["a", "b"])
+    for work in range(20):
+        runner.submit("a" if work % 2 == 0 else "b", work)
+    gate.set()
+    assert runner.close(drain=True, timeout=60) == {}
+    assert recorder.count == runner.processed == 20
+    assert recorder.violations == []
+
+
+def _one_worker_busy_on_the_first_of(
+    handler: BlockingHandler, channel: Hashable, items: int
+) -> ChannelRunner:
+    """A runner whose one worker is blocked in `handler` on `channel`'s item 0, with items
+    1 .. items - 1 pending."""
+    runner = ChannelRunner(handler, workers=1, channels=[channel])
+    for work in range(items):
+        runner.submit(channel, work)
+    assert handler.started.wait(10)
+    return runner
+
+
+def test_a_later_assignment_keeps_a_channel_that_an_earlier_one_is_still_draining() -> None:
+    handler = BlockingHandler()
+    runner = _one_worker_busy_on_the_first_of(handler, "x", items=1)
+    earlier: dict[Hashable, list[Any]] = {}
+    draining = threading.Thread(
+        target=lambda: earlier.update(runner.update_assignment(["y"], drain=True)), daemon=True
+    )
+    draining.start()
+    accepted = [0]
+    try:
+        assert _submit_until_refused(runner, "x", accepted, seconds=10) is not None
+        assert runner.update_assignment(["x", "y"]) == {}, "nothing to revoke in the later call"
+        runner.submit("x", "after")  # served again at once
+    finally:
+        handler.release.set()
+    draining.join(10)
+    assert not draining.is_alive()
+    assert earlier == {}, "x was kept in the end: the earlier call did not revoke it"
+    assert runner.channels() == {"x", "y"}
+    assert runner.join(timeout=10)
+    assert handler.handled == [("x", work) for work in accepted] + [("x", "after")]
+    runner.close()
+
+
+def _revoke_in_thread(
+    runner: ChannelRunner, assigned: list[str], results: dict[Hashable, list[Any]]
+) -> threading.Thread:
+    """Start update_assignment(assigned, drain=False) in a thread that fills `results`."""
+    revoking = threading.Thread(
+        target=lambda: results.update(runner.update_assignment(assigned, drain=False)),
+        daemon=True,
+    )
+    revoking.start()
+    return revoking
+
+
+def test_a_later_assignment_keeps_a_channel_whose_work_an_earlier_one_withdrew_in_order() -> None:
+    handler = BlockingHandler()
+    runner = _one_worker_busy_on_the_first_of(handler, "x", items=4)
+    earlier: dict[Hashable, list[Any]] = {}
+    try:
+        revoking = _revoke_in_thread(runner, ["y"], earlier)
+        assert runner.wait_until_pending_at_most(1, timeout=10), "1, 2, 3 were withdrawn"
+        assert runner.update_assignment(["x", "y"]) == {}
+        runner.submit("x", 4)
+    finally:
+        handler.release.set()
+    revoking.join(10)
+    assert not revoking.is_alive()
+    assert earlier == {}, "the withdrawn work went back to x, not to the earlier caller"
+    assert runner.join(timeout=10)
+    assert handler.handled == [("x", work) for work in range(5)], "withdrawn work first, in order"
+    runner.close()
+
+
+def test_of_three_overlapping_assignments_the_last_one_revokes_and_hands_back() -> None:
+    handler = BlockingHandler()
+    runner = _one_worker_busy_on_the_first_of(handler, "x", items=4)
+    first: dict[Hashable, list[Any]] = {}
+    last: dict[Hashable, list[Any]] = {}
+    try:
+        revoking_first = _revoke_in_thread(runner, ["y"], first)
+        assert runner.wait_until_pending_at_most(1, timeout=10)
+        assert runner.update_assignment(["x", "y"]) == {}
+        assert runner.pending() == 4, "the withdrawn work is back in x"
+        revoking_last = _revoke_in_thread(runner, ["y"], last)
+        assert runner.wait_until_pending_at_most(1, timeout=10)
+    finally:
+        handler.release.set()
+    revoking_first.join(10)
+    revoking_last.join(10)
+    assert not revoking_first.is_alive()
+    assert not revoking_last.is_alive()
+    assert first == {}
+    assert last == {"x": [1, 2, 3]}
+    assert runner.channels() == {"y"}
+    assert handler.handled == [("x", 0)]
+    runner.close()
+
+
+class Interrupt(BaseException):
+    """An interruption inside the runner, as a KeyboardInterrupt would be."""
+
+
+class InterruptingChannel:
+    """A channel id whose hash, once armed, raises Interrupt (once): the runner's next look-up
+    of it is interrupted, wherever that is."""
+
+    def __init__(self) -> None:
+        self.armed = False
+
+    def __hash__(self) -> int:
+        if self.armed:
+            self.armed = False
+            raise Interrupt
+        return 1
+
+    def __repr__(self) -> str:
+        return "x"
+
+
+def test_an_interrupted_revocation_serves_its_channel_again_with_its_withdrawn_work_first() -> None:
+    handler = BlockingHandler()
+    x = InterruptingChannel()
+    runner = _one_worker_busy_on_the_first_of(handler, x, items=4)
+
+    def interrupt_the_waiting_revocation() -> None:
+        # Returns only once the revocation waits: it holds the lock until then.
+        if runner.wait_until_pending_at_most(1, timeout=10):
+            x.armed = True
+            runner.submit("y", "wake")  # wakes the revocation, which looks x up
+
+    interrupter = threading.Thread(target=interrupt_the_waiting_revocation, daemon=True)
+    try:
+        interrupter.start()
+        with pytest.raises(Interrupt):
+            runner.update_assignment(["y"], drain=False)
+        runner.submit(x, 4)
+    finally:
+        handler.release.set()
+    interrupter.join(10)
+    assert runner.join(timeout=10)
+    assert [work for channel, work in handler.handled if channel is x] == list(range(5))
+    assert runner.channels() == {x, "y"}
+    runner.close()
+
+
+def test_assignment_is_refused_once_the_runner_is_closed() -> None:
+    runner = ChannelRunner(lambda channel, work: None, workers=1, channels=["a"])
+    runner.close()
+    with pytest.raises(RuntimeError, match="update_assignment: the runner is closed"):
+        runner.update_assignment(["b"])

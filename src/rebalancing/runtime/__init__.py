@@ -2,7 +2,12 @@
 
 from rebalancing.runtime.channels import ChannelScheduler
 from rebalancing.runtime.reception import ReceptionStats, ThrottledReception
-from rebalancing.runtime.runner import ChannelRevokedError, ChannelRunner, Failure
+from rebalancing.runtime.runner import (
+    ChannelRevokedError,
+    ChannelRunner,
+    Failure,
+    RunnerClosedError,
+)
 
 __all__ = [
     "ChannelRevokedError",
@@ -10,5 +15,6 @@ __all__ = [
     "ChannelScheduler",
     "Failure",
     "ReceptionStats",
+    "RunnerClosedError",
     "ThrottledReception",
 ]

@@ -6,12 +6,13 @@ Known channels are partitioned into dormant (no work), ready (a FIFO of channels
 and in progress (one item being worked on). Work for one channel is never worked on twice at
 once and never overtakes earlier work of that channel, however many workers ask for work.
 Beyond the spec, as users need: adding and removing channels (a removed channel's pending work
-is returned, never dropped) and withdrawing a channel's pending work. Not thread-safe by
-itself: rebalancing.runtime.runner holds a lock around it (and reports failed items there, the
-channel's order kept).
+is returned, never dropped) and withdrawing a channel's pending work, or every channel's. Not
+thread-safe by itself: rebalancing.runtime.runner holds a lock around it (and reports failed
+items there, the channel's order kept).
 Runtime complexity: O(1) per operation (amortised, as dict operations are; the returned lists of
-`withdraw` and `remove_channel` cost their length). `ready` is an ordered set (an OrderedDict
-whose values are None), so a channel leaves it from anywhere in O(1), not by a scan of a deque.
+`withdraw` and `remove_channel` cost their length), but `withdraw_all`: O(channels with work
++ their items). `ready` is an ordered set (an OrderedDict whose values are None), so a channel
+leaves it from anywhere in O(1), not by a scan of a deque.
 """
 
 from __future__ import annotations
@@ -97,6 +98,13 @@ class ChannelScheduler:
             del self.ready[channel]
             self.dormant.add(channel)
         return taken
+
+    def withdraw_all(self) -> dict[Hashable, list[Any]]:
+        """Take back every channel's pending work: channel -> its work in order, for the channels
+        that had some (the ready ones in ready's order, then those in progress). As `withdraw`
+        on each: ready channels become dormant, those in progress stay until their item ends."""
+        with_work = list(self.ready) + [c for c in self.in_progress if self.pool[c]]
+        return {channel: self.withdraw(channel) for channel in with_work}
 
     def remove_channel(self, channel: Hashable) -> list[Any]:
         """Forget a channel that is not in progress; its pending work is returned, in order."""

@@ -3,14 +3,19 @@
 
 A consumer that comes online to a large backlog must not take it all in at once. This loop
 polls its source only while the pending work of the runner is below a high-water mark; above
-it, it pauses (blocking on the runner's condition, no busy loop) until the pending work has
-fallen to the low-water mark, then resumes. Pending work therefore never exceeds the mark.
+it, it pauses (blocking on the runner's condition, no busy loop, waking every `idle_wait` to
+look at `stop`) until the pending work has fallen to the low-water mark, then resumes. Pending
+work therefore never exceeds the mark (unless a rebalance gives a channel it assigns again
+the work an earlier one withdrew: ChannelRunner.update_assignment). Once `stop` is set, no
+more messages are polled.
 
 A message the runner refuses because its channel is being revoked by a rebalance or is no longer
 assigned (ChannelRevokedError) is neither dropped nor fatal: it is kept, in order, in `refused`
 (and counted in `stats.refused`) for the caller to return to the broker (nack and requeue, or
-seek back), e.g. with `take_refused()` after each rebalance. So every polled message is either
-in the runner or there.
+seek back), e.g. with `take_refused()` after each rebalance. A message refused because the
+runner is closed (RunnerClosedError) is kept there too, and ends the run: polling more would
+only move messages from the broker to `refused`. So every polled message is either in the
+runner or there.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from rebalancing.runtime.runner import ChannelRevokedError, ChannelRunner
+from rebalancing.runtime.runner import ChannelRevokedError, ChannelRunner, RunnerClosedError
 
 Message = tuple[Hashable, Any]
 """(channel, work)."""
@@ -70,29 +75,43 @@ class ThrottledReception:
         idle_wait: float = 0.05,
         stop_when_empty: bool = False,
     ) -> ReceptionStats:
-        """Receive until `stop` is set (or, with stop_when_empty, the source has nothing)."""
+        """Receive until `stop` is set (or, with stop_when_empty, the source has nothing, or the
+        runner is closed). `idle_wait`: how long to wait before polling an empty source again,
+        and how often a pause looks at `stop` (an Event cannot wake the runner's condition)."""
         stopping = stop or threading.Event()
         while not stopping.is_set():
             if self._runner.pending() >= self.high_water:
-                self.stats.pauses += 1
-                paused = time.perf_counter()
-                self._runner.wait_until_pending_at_most(self.low_water)
-                self.stats.paused_seconds += time.perf_counter() - paused
+                self._pause(stopping, idle_wait)
+                continue  # `stop` may have been set meanwhile: look again before polling
             message = self._poll()
             if message is None:
                 if stop_when_empty:
                     break
                 stopping.wait(idle_wait)
                 continue
-            channel, work = message
-            try:
-                self._runner.submit(channel, work)
-            except ChannelRevokedError:
-                with self._refused_lock:
-                    self.refused.append(message)
-                    self.stats.refused += 1
             self.stats.received += 1
+            try:
+                self._runner.submit(*message)
+            except ChannelRevokedError:
+                self._keep_refused(message)
+            except RunnerClosedError:
+                self._keep_refused(message)
+                break
         return self.stats
+
+    def _pause(self, stopping: threading.Event, idle_wait: float) -> None:
+        """Wait until pending work is at the low-water mark or `stopping` is set."""
+        self.stats.pauses += 1
+        paused = time.perf_counter()
+        while not stopping.is_set():
+            if self._runner.wait_until_pending_at_most(self.low_water, timeout=idle_wait):
+                break
+        self.stats.paused_seconds += time.perf_counter() - paused
+
+    def _keep_refused(self, message: Message) -> None:
+        with self._refused_lock:
+            self.refused.append(message)
+            self.stats.refused += 1
 
     def take_refused(self) -> list[Message]:
         """The refused messages so far, oldest first, and forget them (safe while `run` runs in
