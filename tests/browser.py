@@ -26,6 +26,7 @@ Why each choice:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -34,6 +35,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy
 from PIL import Image
@@ -76,6 +78,40 @@ window.addEventListener("load", () => {
 order: complete (1/0), naturalWidth, naturalHeight; an image that failed to decode is 0 wide."""
 
 PROBE_OUTPUT = re.compile(r'<pre id="image-probe">(.*?)</pre>', re.DOTALL)
+
+LAYOUT_PROBE = """<script>
+window.addEventListener("load", () => {
+  const box = selector => {
+    const element = document.querySelector(selector);
+    return element ? element.getBoundingClientRect().bottom : null;
+  };
+  const overflowing = [];
+  for (const element of document.body.querySelectorAll("*")) {
+    if (element.closest(".scroll") || element.tagName === "SCRIPT") continue;
+    const parent = element.parentElement.getBoundingClientRect();
+    const own = element.getBoundingClientRect();
+    const wider = element.scrollWidth > element.clientWidth + 1;
+    if (own.width && (own.right > parent.right + 1 || wider)) {
+      overflowing.push(`${element.tagName.toLowerCase()}.${element.className}#${element.id}`);
+    }
+  }
+  const probe = document.createElement("pre");
+  probe.id = "layout-probe";
+  probe.textContent = JSON.stringify({
+    viewport: [window.innerWidth, window.innerHeight],
+    page_width: document.documentElement.scrollWidth,
+    answer_bottom: box("#answer"),
+    conclusion_bottom: box("#answer .conclusion"),
+    overflowing: overflowing,
+  });
+  document.body.appendChild(probe);
+});
+</script>"""
+"""Appended to a copy of a page: once loaded, where the answer ends in the window, the page's
+width, and every element (outside a sideways-scrolling box) wider than its parent or than its
+own box."""
+
+LAYOUT_OUTPUT = re.compile(r'<pre id="layout-probe">(.*?)</pre>', re.DOTALL)
 
 
 class BrowserUnavailableError(RuntimeError):
@@ -168,19 +204,34 @@ class Chromium:
             raise BrowserUnavailableError(f"chromium wrote no screenshot to {png}")
         return png
 
-    def image_sizes(self, page: Path) -> list[tuple[bool, int, int]]:
-        """(complete, naturalWidth, naturalHeight) of every <img> of `page`, in document order,
-        after loading it: a copy of the page with IMAGE_PROBE, next to it, is loaded instead."""
+    def _probed_dom(self, page: Path, probe: str, *arguments: str) -> str:
+        """The DOM of a copy of `page` with `probe` before </body>, once loaded."""
         html = page.read_text(encoding="utf-8")
         if "</body>" not in html:
             raise ValueError(f"{page} has no </body> to put the probe before")
-        probed = page.with_name(f".{page.stem}-image-probe.html")
+        probed = page.with_name(f".{page.stem}-probe.html")
         before, closing, after = html.rpartition("</body>")
-        probed.write_text(before + IMAGE_PROBE + closing + after, encoding="utf-8")
+        probed.write_text(before + probe + closing + after, encoding="utf-8")
         try:
-            dom = self.run("--dump-dom", "--virtual-time-budget=5000", probed.resolve().as_uri())
+            return self.run(
+                "--dump-dom", "--virtual-time-budget=5000", *arguments, probed.resolve().as_uri()
+            )
         finally:
             probed.unlink()
+
+    def layout(self, page: Path, width: int, height: int) -> dict[str, Any]:
+        """Where `page`'s answer ends in a `width` x `height` window, and what overflows
+        (LAYOUT_PROBE)."""
+        dom = self._probed_dom(page, LAYOUT_PROBE, f"--window-size={width},{height}")
+        found = LAYOUT_OUTPUT.search(dom)
+        if found is None:
+            raise BrowserUnavailableError(f"the layout probe did not run; the DOM:\n{dom[:2000]}")
+        return dict(json.loads(found.group(1)))
+
+    def image_sizes(self, page: Path) -> list[tuple[bool, int, int]]:
+        """(complete, naturalWidth, naturalHeight) of every <img> of `page`, in document order,
+        after loading it: a copy of the page with IMAGE_PROBE, next to it, is loaded instead."""
+        dom = self._probed_dom(page, IMAGE_PROBE)
         found = PROBE_OUTPUT.search(dom)
         if found is None:
             raise BrowserUnavailableError(f"the image probe did not run; the DOM:\n{dom[:2000]}")
@@ -221,3 +272,15 @@ def assert_report_renders(
     assert colours > 500, f"only {colours} distinct colours"
     blue = numpy.all(numpy.abs(pixels - numpy.array(FIGURE_BLUE)) <= 8, axis=2)
     assert blue.sum() > 200, f"{blue.sum()} pixels of a figure's blue: no figure painted"
+
+
+def assert_answer_first(browser: Chromium, page: Path) -> None:
+    """In a 1280 x 800 window the verdict is seen whole without scrolling, the page is no wider
+    than the window, and no element outside a sideways-scrolling box overflows its parent."""
+    layout = browser.layout(page, 1280, 800)
+    width, height = layout["viewport"]
+    assert width == 1280, layout
+    assert layout["conclusion_bottom"] is not None, "no verdict on the page"
+    assert 0 < layout["answer_bottom"] <= height, f"the verdict ends below the window: {layout}"
+    assert layout["page_width"] <= width, f"the page is wider than the window: {layout}"
+    assert layout["overflowing"] == [], f"overflowing their box: {layout['overflowing']}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import html
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,9 @@ import pytest
 
 from rebalancing.evaluation import plots
 from rebalancing.evaluation.aggregates import markdown_table, summarise
+from rebalancing.evaluation.compare import compare
+from rebalancing.evaluation.glossary import SUMMARY_COLUMNS
+from rebalancing.evaluation.profile import Profile
 from rebalancing.evaluation.replay import score_scenarios
 from rebalancing.evaluation.report_page import (
     REPORT_PAGE,
@@ -27,8 +31,9 @@ from rebalancing.evaluation.report_page import (
     write_report_page,
 )
 from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.verdict import SYSTEM_VERDICTS, conclusion
 from rebalancing.strategies import STRATEGIES
-from tests.browser import Chromium, assert_report_renders, install_chromium
+from tests.browser import Chromium, assert_answer_first, assert_report_renders, install_chromium
 
 SMALL = ScenarioSettings(queue_range=(1, 60), consumer_range=(1, 12))
 CHOSEN = {name: STRATEGIES[name] for name in ("averagely", "sticky", "sac")}
@@ -268,3 +273,30 @@ def test_the_browser_check_sees_an_image_that_did_not_load(
         "</body></html>"
     )
     assert browser.image_sizes(page) == [(True, 0, 0), (True, 0, 0)]
+
+
+def test_a_comparison_report_opens_with_the_verdict_in_the_first_window(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    profile = Profile(
+        system="kafka-eager",
+        scenarios=30,
+        seed=2,
+        strategies=SYSTEM_VERDICTS["kafka-eager"].candidates(),
+        settings=ScenarioSettings(queue_range=(64, 64), consumer_range=(4, 12)),
+        out=tmp_path,
+    )
+    verdict = compare(profile).verdict
+    page = tmp_path / REPORT_PAGE
+    text = page.read_text(encoding="utf-8")
+    assert text.index('<section id="answer">') < text.index("<nav>") < text.index('id="summary"')
+    assert html.escape(conclusion(verdict)) in text
+    assert "Deciding score: moves per rebalance" in text
+    glossary = text.split('<table class="glossary">')[1]
+    for column in SUMMARY_COLUMNS:
+        assert html.escape(column.header) in glossary
+    figures = sorted(tmp_path.glob("*.png"))
+    assert len(parse(text).named("img")) == len(figures)
+    assert_answer_first(browser, page)
+    shown = browser.image_sizes(page)
+    assert all(complete and width > 0 for complete, width, _ in shown), shown

@@ -15,7 +15,7 @@ import pytest
 from pyspark import __version__ as pyspark_version
 from pyspark.sql import SparkSession
 
-from rebalancing.evaluation.aggregates import Aggregate, aggregate, summarise
+from rebalancing.evaluation.aggregates import Aggregate, aggregate, markdown_table, summarise
 from rebalancing.evaluation.replay import score_scenarios
 from rebalancing.evaluation.scenarios import generate_scenarios
 from rebalancing.harness.job import default_partitions, distributions, run, score_counts
@@ -48,7 +48,7 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
     options = parse_options(
         ["--scenarios", "40", "--seed", "3", "--raw", "--out", str(tmp_path), *SMALL]
     )
-    table = run(options, spark)
+    verdict = run(options, spark)
     for name in (
         "aggregates.parquet",
         "rows.parquet",
@@ -68,7 +68,11 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
     ):
         assert (tmp_path / name).exists(), name
     assert (tmp_path / "releases.png").read_bytes().startswith(b"\x89PNG")
-    assert (tmp_path / "summary.md").read_text().strip() == table
+    summary = (tmp_path / "summary.md").read_text()
+    assert markdown_table(to_summary(_aggregates(tmp_path))) in summary
+    assert summary.startswith("# Which strategy for this group?")
+    assert verdict.recommended
+    assert set(verdict.recommended) <= set(DEFAULT_STRATEGIES)
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["scenarios"] == 40
     assert info["strategies"] == list(DEFAULT_STRATEGIES)
@@ -182,10 +186,15 @@ def test_big_runs_get_partitions_of_at_most_ten_thousand_scenarios() -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--scenarios", "0"], "--scenarios must be positive"),
+        (["--scenarios", "0"], "--scenarios must be between 1 and"),
+        (["--scenarios", "10000000000000000000"], "--scenarios must be between 1 and"),
+        (["--mix", "join=nan"], "--mix: weight of 'join' must be a finite number >= 0"),
+        (["--mix", "crash=1e999"], "--mix: weight of 'crash' must be a finite number >= 0"),
+        (["--strategies", ".relative:f"], "expected package.module:function"),
+        (["--strategies", "sticky:"], "expected package.module:function"),
         (["--strategies", "sticky,nope"], "--strategies: unknown strategy 'nope'"),
         (["--queues", "9:3"], "--queues: need 1 <= LOW <= HIGH"),
-        (["--consumers", "x"], "--consumers: expected LOW:HIGH"),
+        (["--consumers", "x"], "--consumers: expected a count N or a range LOW:HIGH"),
         (["--mix", "join=1,explode=2"], "--mix: unknown change kind 'explode'"),
         (["--partitions", "-1"], "--partitions must be positive"),
         (["--out", "/proc/no-such-place"], "--out: cannot write"),
@@ -282,7 +291,7 @@ def test_client_views_run_on_the_executors_and_reach_the_summary(
     arguments = ["--scenarios", "30", "--seed", "4", "--strategies", "averagely,sticky", *SMALL]
     views = ["--views", "client", "--stale-probability", "0.6", "--max-delay", "2"]
     options = parse_options([*arguments, *views, "--out", str(tmp_path)])
-    table = run(options, spark)
+    run(options, spark)
     from_spark = to_summary(_aggregates(tmp_path))
     rows = score_scenarios(
         generate_scenarios(4, range(30), options.settings),
@@ -298,7 +307,7 @@ def test_client_views_run_on_the_executors_and_reach_the_summary(
     assert (from_spark[("averagely", "all")]["queue_periods_unread"].max or 0) > 0
     # sticky needs the whole previous plan: broker-side in either mode, so views never disagree
     assert all(from_spark[("sticky", "all")][metric].max == 0 for metric in view_metrics)
-    assert "queue-periods read twice" in table
+    assert "read twice mean" in (tmp_path / "summary.md").read_text()
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["views"] == "client"
     assert info["view_settings"]["stale_probability"] == 0.6
@@ -311,3 +320,43 @@ def test_bad_view_settings_fail_before_spark_naming_them() -> None:
         parse_options(["--views", "client", "--stale-probability", "1.5"])
     with pytest.raises(ParameterError, match="max_delay must be at least 1"):
         parse_options(["--max-delay", "0"])
+
+
+def test_an_out_holding_an_earlier_run_is_refused_before_spark_unless_replaced(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "rows.parquet").mkdir()
+    (tmp_path / "rows.parquet" / "part-0.parquet").write_bytes(b"old")
+    (tmp_path / "client_views.png").write_bytes(b"old")
+    with pytest.raises(
+        ParameterError, match="earlier run's files; give another --out, or --replace"
+    ):
+        parse_options(["--out", str(tmp_path)])
+    assert (tmp_path / "client_views.png").exists()
+    parse_options(["--out", str(tmp_path), "--replace"])
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("def assign(:\n", "SyntaxError"),
+        ("raise RuntimeError('no broker here')\n", "RuntimeError: no broker here"),
+    ],
+)
+def test_a_user_module_that_fails_to_import_is_one_line_and_exit_2(
+    source: str, message: str, tmp_path: Path
+) -> None:
+    (tmp_path / "broken_strategy.py").write_text(source)
+    completed = subprocess.run(
+        [sys.executable, "-m", "rebalancing.harness", "--strategies", "broken_strategy:assign"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert completed.returncode == 2
+    assert "could not import module 'broken_strategy'" in completed.stderr
+    assert message in completed.stderr
+    assert "Traceback" not in completed.stderr

@@ -16,9 +16,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from rebalancing.evaluation.plots import HARNESS_FIGURES, SIZE_PROFILE_FIGURES
+from rebalancing.evaluation.verdict import SYSTEM_VERDICTS
 from rebalancing.harness.job import run
 from rebalancing.harness.options import parse_options
-from tests.browser import Chromium, assert_report_renders, install_chromium
+from tests.browser import Chromium, assert_answer_first, assert_report_renders, install_chromium
 
 RUN = [
     "--scenarios",
@@ -57,15 +58,18 @@ def test_a_run_writes_a_report_page_that_shows_it_all_in_a_browser(
     assert f"<td>{info['versions']['pyspark']}</td>" in text
     with (out / "summary.csv").open(encoding="utf-8") as handle:
         groups = [(row["strategy"], row["change"]) for row in csv.DictReader(handle)]
-    cells = re.findall(r"<tr(?: class=\"[^\"]*\")?><td>([^<]*)</td><td>([^<]*)</td>", text)
+    summary_table = text.split('<table class="summary">')[1].split("</table>")[0]
+    cells = re.findall(r"<tr(?: class=\"[^\"]*\")?><td>([^<]*)</td><td>([^<]*)</td>", summary_table)
     assert cells == groups
     # cooperative_sticky draws the protocol figures; broker views leave out client_views.png
+    # first the deciding scores of the verdict's system (any: every default strategy)
+    deciding = [f"deciding_{metric}.png" for metric in SYSTEM_VERDICTS["any"].criteria]
     shown = [
         (name, title, reading)
         for name, _, title, reading in HARNESS_FIGURES
         if name != "client_views.png"
     ] + [(name, title, reading) for name, _, _, _, title, reading in SIZE_PROFILE_FIGURES]
-    pngs = [out / name for name, _, _ in shown]
+    pngs = [out / name for name in deciding] + [out / name for name, _, _ in shown]
     assert all(png.exists() for png in pngs)
     embedded = re.findall(r'<img src="data:image/png;base64,([^"]+)"', text)
     assert [base64.b64decode(image) for image in embedded] == [png.read_bytes() for png in pngs]
@@ -73,3 +77,4 @@ def test_a_run_writes_a_report_page_that_shows_it_all_in_a_browser(
         assert f"<h3>{html.escape(title)}</h3>" in text
         assert html.escape(reading) in text
     assert_report_renders(browser, page, pngs, tmp_path / "page.png", height=4200)
+    assert_answer_first(browser, page)

@@ -57,7 +57,8 @@ table.summary th:first-child { background: #f0f0f0; }
 table.summary tr.all-changes td { font-weight: 600; background: #f6f8fc; }
 table.summary tr.new-strategy td { border-top: 2px solid #888; }
 figure { margin: 1.8rem 0; }
-figure img { display: block; max-width: 100%; height: auto; border: 1px solid #e2e2e2; }
+figure img { display: block; max-width: 100%; height: auto; border: 1px solid #e2e2e2;
+             box-sizing: border-box; }
 p.reading { margin: 0 0 0.6rem; max-width: 60rem; }
 section#answer { background: #f6f8fc; border: 1px solid #c9d3e6; padding: 0.4rem 1rem 0.8rem; }
 section#answer h2 { margin-top: 0.4rem; border: none; }

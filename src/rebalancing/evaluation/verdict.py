@@ -328,7 +328,7 @@ def _out_on(
         f"{name} {_value(overall[name][score.metric].mean, score)}" for name in dropped
     )
     return (
-        f"Out on {score.label} ({score.better} is better; {best} "
+        f"Out on {score.label} ({score.better} is better; the best "
         f"{_value(overall[best][score.metric].mean, score)}{_unit(score)}): {values}."
     )
 

@@ -181,11 +181,17 @@ def resolve(name: str) -> Strategy:
             f"unknown strategy {name!r}: not a registered name ({', '.join(STRATEGIES)}) "
             "and not of the form package.module:function"
         )
+    if not module_name or not attribute or module_name.startswith("."):
+        raise ValueError(
+            f"strategy {name!r}: expected package.module:function, an absolute module name "
+            "and a function name"
+        )
     try:
         module = importlib.import_module(module_name)
-    except ImportError as error:
+    except Exception as error:  # a user's module may fail to import in any way: say how
         raise ValueError(
-            f"strategy {name!r}: could not import module {module_name!r} ({error})"
+            f"strategy {name!r}: could not import module {module_name!r} "
+            f"({type(error).__name__}: {error})"
         ) from error
     found = getattr(module, attribute, None)
     if isinstance(found, Strategy):
