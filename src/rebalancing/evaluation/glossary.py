@@ -117,7 +117,7 @@ SCORES: dict[str, Score] = {
         ),
         Score(
             "assign_micros",
-            "assign time",
+            "time",
             "wall time of one rebalance: the strategy's call, or the protocol session's "
             "rebalance, on this machine",
             "µs",

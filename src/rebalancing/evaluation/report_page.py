@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate, markdown_table
 from rebalancing.evaluation.glossary import SUMMARY_COLUMNS, VIEW_COLUMNS
-from rebalancing.evaluation.verdict import Verdict, conclusion, table
+from rebalancing.evaluation.verdict import Verdict, conclusion, standing_lines, table
 
 REPORT_PAGE = "report.html"
 """The page's file name in a run's output directory."""
@@ -169,13 +169,9 @@ def answer_html(verdict: Verdict, profile: str) -> str:
             for index, cell in enumerate(row)
         )
         body.append(f'<tr class="recommended">{cells}</tr>' if recommended else f"<tr>{cells}</tr>")
-    standing = [
-        f"Not candidates on {verdict.system.name}: {', '.join(verdict.not_candidates)}."
-        if verdict.not_candidates
-        else "",
-        *verdict.notes,
-    ]
-    notes = "".join(f'<p class="standing">{html.escape(line)}</p>' for line in standing if line)
+    notes = "".join(
+        f'<p class="standing">{html.escape(line)}</p>' for line in standing_lines(verdict, 0)
+    )
     return (
         '<section id="answer">'
         f"<h2>Which strategy for this group on {html.escape(verdict.system.title)}?</h2>"

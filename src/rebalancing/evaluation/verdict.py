@@ -25,6 +25,7 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
 from rebalancing.evaluation.glossary import SCORES, Score, format_value
@@ -174,6 +175,7 @@ class Verdict:
     system: System
     candidates: tuple[str, ...]
     table: dict[str, dict[tuple[str, str], float | None]]
+    means: dict[str, dict[str, float | None]]
     broken: dict[str, str]
     dominated: dict[str, list[str]]
     recommended: tuple[str, ...]
@@ -280,6 +282,10 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
         system=system,
         candidates=tuple(chosen),
         table=table,
+        means={
+            name: {metric: overall[name][metric].mean for metric in system.criteria}
+            for name in chosen
+        },
         broken=broken,
         dominated=dominated,
         recommended=recommended,
@@ -426,30 +432,40 @@ def _header(metric: str, statistic: str) -> str:
     return f"{named} {unit}".strip()
 
 
+def ranking(verdict: Verdict) -> list[str]:
+    """The candidates as the verdict ranks them: the recommended first, then the others by
+    their means on the deciding scores in order; those set aside last."""
+    criteria = [SCORES[metric] for metric in verdict.system.criteria]
+
+    def key(name: str) -> tuple[Any, ...]:
+        means = tuple(
+            _rank_value(verdict.means[name].get(score.metric), score) for score in criteria
+        )
+        return (name not in verdict.recommended, name in verdict.broken, means, name)
+
+    return sorted(verdict.candidates, key=key)
+
+
+def _rank_value(mean: float | None, score: Score) -> float:
+    if mean is None:
+        return math.inf
+    return -mean if score.better == "higher" else mean
+
+
 def table(verdict: Verdict) -> tuple[list[str], list[list[str]]]:
-    """The verdict's table as text cells: a header, then one row per candidate (recommended
-    first, then the others, dominated and set-aside ones last), with its standing."""
+    """The verdict's table as text cells: a header, then one row per candidate in ranking
+    order, with its standing (recommended, tie, dominated, set aside, or not dominated)."""
     headers = ["strategy", *(_header(*shown) for shown in verdict.system.shown), "standing"]
-    order = sorted(
-        verdict.candidates,
-        key=lambda name: (
-            name not in verdict.recommended,
-            name in verdict.broken,
-            name in verdict.dominated,
-            name,
-        ),
-    )
     rows = []
-    for name in order:
+    for name in ranking(verdict):
         if name in verdict.recommended:
             standing = "tie" if verdict.is_tie else "recommended"
         elif name in verdict.broken:
-            standing = "set aside: " + verdict.broken[name]
+            standing = "set aside"
         elif name in verdict.dominated:
-            by = sorted(verdict.dominated[name], key=order.index)
-            standing = "dominated by " + by[0] + (f" (+{len(by) - 1})" if len(by) > 1 else "")
+            standing = "dominated"
         else:
-            standing = "not worse on every score"
+            standing = "not dominated"
         cells = [
             format_value(SCORES[shown[0]], verdict.table[name][shown])
             for shown in verdict.system.shown
@@ -489,13 +505,27 @@ def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
             ).rstrip()
         )
     lines.append("")
-    lines += _standing_lines(verdict, width)
+    lines += standing_lines(verdict, width)
     lines.append(_wrap(conclusion(verdict), width))
     return "\n".join(lines)
 
 
-def _standing_lines(verdict: Verdict, width: int) -> list[str]:
+def standing_lines(verdict: Verdict, width: int) -> list[str]:
+    """Who is dominated and by whom, who is set aside and why, who is not a candidate, notes."""
+    order = ranking(verdict)
     lines = []
+    if verdict.dominated:
+        dominated = "; ".join(
+            f"{name} by {', '.join(sorted(verdict.dominated[name], key=order.index))}"
+            for name in order
+            if name in verdict.dominated
+        )
+        lines.append(
+            _wrap(f"Dominated (worse or level on every deciding score): {dominated}.", width)
+        )
+    if verdict.broken:
+        broken = "; ".join(f"{name}: {why}" for name, why in verdict.broken.items())
+        lines.append(_wrap(f"Set aside, their plans were broken: {broken}.", width))
     if verdict.not_candidates:
         lines.append(
             _wrap(
@@ -519,11 +549,14 @@ def render_markdown(verdict: Verdict, profile: str) -> str:
         "|" + "---|" * len(headers),
         *("| " + " | ".join(row) + " |" for row in rows),
         "",
-        *_standing_lines(verdict, 10_000),
+        *standing_lines(verdict, 0),
         f"**{conclusion(verdict)}**",
     ]
     return "\n".join(lines)
 
 
 def _wrap(text: str, width: int) -> str:
+    """`text` folded to `width` columns (0: left whole, for HTML and Markdown)."""
+    if not width:
+        return text
     return "\n".join(textwrap.wrap(text, width)) if text else ""

@@ -1,0 +1,208 @@
+"""The verdict's logic on hand-made aggregates whose right answer is known: a dominated strategy,
+a tie within noise, a system that excludes candidates, a broken plan set aside, a win on the
+system's first deciding score, a tie broken only by a large speed difference; and the rendering
+a person reads (at most about 30 lines, the conclusion last)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS, Aggregate
+from rebalancing.evaluation.glossary import SCORES
+from rebalancing.evaluation.verdict import (
+    SYSTEM_VERDICTS,
+    compare,
+    conclusion,
+    decide,
+    render_markdown,
+    render_text,
+)
+from rebalancing.strategies import STRATEGIES, SYSTEMS
+
+EMPTY = Aggregate(0, None, None, None, None, None, None, None, None, None)
+
+
+def spread_around(mean: float, stddev: float, count: int = 10_000) -> Aggregate:
+    """An aggregate of `count` values with this mean and standard deviation."""
+    return Aggregate(
+        count,
+        mean,
+        stddev,
+        mean - 3 * stddev,
+        mean - 2.3 * stddev,
+        mean - 1.6 * stddev,
+        mean,
+        mean + 1.6 * stddev,
+        mean + 2.3 * stddev,
+        mean + 3 * stddev,
+    )
+
+
+def exactly(value: float, count: int = 10_000) -> Aggregate:
+    return Aggregate(count, value, 0.0, value, value, value, value, value, value, value)
+
+
+def metrics(**given: Aggregate) -> dict[str, Aggregate]:
+    """Every metric: sound plans (zeros) unless given; protocol metrics empty."""
+    base = {metric: EMPTY for metric in METRICS}
+    for metric in ("orphans", "duplicates", "unknown_queues", "unknown_consumers", "failed"):
+        base[metric] = exactly(0)
+    base["assign_micros"] = spread_around(50.0, 5.0)
+    base["balance_degree"] = exactly(0.3)
+    base["queues_paused"] = spread_around(50.0, 10.0)
+    return {**base, **given}
+
+
+def summary_of(**strategies: dict[str, Aggregate]) -> dict[tuple[str, str], dict[str, Aggregate]]:
+    return {(name, ALL_CHANGES): values for name, values in strategies.items()}
+
+
+def test_a_strategy_worse_on_one_score_and_equal_on_the_others_is_dominated() -> None:
+    summary = summary_of(
+        sticky=metrics(moves=spread_around(8.0, 4.0), stickiness=spread_around(0.7, 0.2)),
+        round_robin=metrics(moves=spread_around(40.0, 10.0), stickiness=spread_around(0.2, 0.2)),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["kafka-eager"])
+    assert verdict.recommended == ("sticky",)
+    assert verdict.dominated == {"round_robin": ["sticky"]}
+    assert verdict.reason.startswith("sticky: moves 8 queues per rebalance against 40 queues")
+    assert conclusion(verdict).startswith("Use sticky.")
+
+
+def test_differences_within_the_noise_are_a_tie_and_nobody_is_dominated() -> None:
+    summary = summary_of(
+        sticky=metrics(moves=spread_around(8.0, 40.0), stickiness=spread_around(0.7, 0.3)),
+        averagely=metrics(moves=spread_around(8.5, 40.0), stickiness=spread_around(0.699, 0.3)),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["rocketmq-broker"])
+    assert verdict.is_tie
+    assert set(verdict.recommended) == {"sticky", "averagely"}
+    assert verdict.dominated == {}
+    assert "No difference the scenarios can tell between" in verdict.reason
+    assert conclusion(verdict).startswith("Tie.")
+
+
+def test_the_same_difference_with_more_scenarios_is_told_apart() -> None:
+    few = summary_of(
+        sticky=metrics(moves=spread_around(8.0, 40.0, count=100)),
+        averagely=metrics(moves=spread_around(9.0, 40.0, count=100)),
+    )
+    many = summary_of(
+        sticky=metrics(moves=spread_around(8.0, 40.0, count=1_000_000)),
+        averagely=metrics(moves=spread_around(9.0, 40.0, count=1_000_000)),
+    )
+    assert decide(few, SYSTEM_VERDICTS["rocketmq-broker"]).is_tie
+    assert decide(many, SYSTEM_VERDICTS["rocketmq-broker"]).recommended == ("sticky",)
+
+
+def test_a_system_leaves_out_the_strategies_that_cannot_run_there() -> None:
+    summary = summary_of(
+        sticky=metrics(moves=exactly(1.0)),
+        averagely=metrics(moves=exactly(20.0)),
+        sac=metrics(moves=exactly(0.0), releases=exactly(3.0), converged=exactly(1.0)),
+    )
+    client = decide(summary, SYSTEM_VERDICTS["rocketmq-client"])
+    assert client.candidates == ("averagely",)
+    assert client.not_candidates == ("sac", "sticky")
+    assert client.recommended == ("averagely",)
+    rabbitmq = decide(summary, SYSTEM_VERDICTS["rabbitmq-sac"])
+    assert rabbitmq.candidates == ("sac",)
+
+
+def test_the_first_deciding_score_wins_over_the_later_ones() -> None:
+    # consistent hashing moves less but is out of balance: balance decides first
+    summary = summary_of(
+        sticky=metrics(moves=spread_around(8.0, 2.0)),
+        consistent_hash=metrics(
+            moves=spread_around(6.0, 2.0), balance_degree=spread_around(4.5, 1.0)
+        ),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["kafka-eager"])
+    assert verdict.recommended == ("sticky",)
+    assert verdict.dominated == {}  # better on moves, worse on balance: not dominated
+    assert verdict.reason.startswith("sticky: balance 0.30 queues per rebalance against 4.50")
+
+
+def test_a_candidate_with_broken_plans_is_set_aside_and_named() -> None:
+    summary = summary_of(
+        sticky=metrics(moves=exactly(9.0)),
+        mine=metrics(moves=exactly(0.0), orphans=spread_around(0.1, 1.0)),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["any"])
+    assert verdict.recommended == ("sticky",)
+    assert "orphans" in verdict.broken["mine"]
+    text = render_text(verdict, "p")
+    assert "Set aside, their plans were broken: mine: orphans" in text
+
+
+def test_a_tie_is_broken_by_time_only_when_one_is_at_least_twice_as_fast() -> None:
+    fast = metrics(assign_micros=spread_around(10.0, 1.0))
+    slow = metrics(assign_micros=spread_around(100.0, 10.0))
+    slightly_slower = metrics(assign_micros=spread_around(15.0, 1.0))
+    by_speed = decide(summary_of(a=fast, b=slow), SYSTEM_VERDICTS["rocketmq-broker"])
+    assert by_speed.recommended == ("a",)
+    assert "faster" in by_speed.reason
+    close = decide(summary_of(a=fast, b=slightly_slower), SYSTEM_VERDICTS["rocketmq-broker"])
+    assert close.is_tie
+
+
+def test_every_system_of_the_registry_has_a_verdict_and_candidates() -> None:
+    assert set(SYSTEM_VERDICTS) == {*SYSTEMS, "any"}
+    for name, system in SYSTEM_VERDICTS.items():
+        assert system.candidates(), name
+        for metric in system.criteria:
+            assert metric in SCORES
+    assert "sac_spec" not in SYSTEM_VERDICTS["any"].candidates()
+    cooperative = SYSTEM_VERDICTS["kafka-cooperative"].candidates()
+    assert "cooperative_sticky" in cooperative
+    assert "sticky" not in cooperative  # its cooperative form is cooperative_sticky
+    client = SYSTEM_VERDICTS["rocketmq-client"].candidates()
+    assert all(STRATEGIES[name].client_side for name in client)
+
+
+def test_the_terminal_verdict_is_short_and_ends_with_the_conclusion() -> None:
+    summary = summary_of(
+        **{
+            name: metrics(moves=spread_around(float(index), 1.0))
+            for index, name in enumerate(STRATEGIES)
+        }
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["any"])
+    text = render_text(verdict, "64 queues, 4-12 consumers")
+    lines = text.splitlines()
+    assert len(lines) <= 30
+    assert all(len(line) <= 120 for line in lines), max(lines, key=len)
+    assert conclusion(verdict).split()[0] in lines[-3] + lines[-2] + lines[-1]
+    markdown = render_markdown(verdict, "64 queues")
+    assert markdown.splitlines()[-1].startswith("**Use ")
+
+
+@given(
+    st.floats(0, 100),
+    st.floats(0.01, 10),
+    st.floats(0, 100),
+    st.floats(0.01, 10),
+    st.integers(2, 10**6),
+)
+def test_a_comparison_is_antisymmetric(
+    first_mean: float, first_deviation: float, second_mean: float, second_deviation: float, n: int
+) -> None:
+    score = SCORES["moves"]
+    first = spread_around(first_mean, first_deviation, n)
+    second = spread_around(second_mean, second_deviation, n)
+    forth, back = compare(first, second, score), compare(second, first, score)
+    assert forth.better == -back.better
+    assert math.isclose(forth.half_width, back.half_width)
+    if forth.better:
+        assert abs(forth.difference) > forth.half_width
+
+
+@pytest.mark.parametrize("better", ["lower", "higher"])
+def test_which_side_is_better_follows_the_score(better: str) -> None:
+    score = SCORES["moves" if better == "lower" else "stickiness"]
+    low, high = exactly(1.0), exactly(2.0)
+    assert compare(low, high, score).better == (-1 if better == "lower" else 1)
