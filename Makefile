@@ -7,7 +7,7 @@ SCENARIOS ?= 300
 SEED ?= 1
 OUT ?= out/harness
 
-.PHONY: run test lint typecheck pytest thorough notebooks clean
+.PHONY: run test lint typecheck pytest thorough notebooks docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,8 @@ run: $(VENV)/.installed-run
 test: lint typecheck pytest
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check src tests benchmarks jobs notebooks/execute.py
-	$(BIN)/ruff format --check src tests benchmarks jobs notebooks/execute.py
+	$(BIN)/ruff check src tests benchmarks jobs notebooks/execute.py docs/hooks
+	$(BIN)/ruff format --check src tests benchmarks jobs notebooks/execute.py docs/hooks
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy src
@@ -46,5 +46,10 @@ thorough: $(VENV)/.installed-dev
 notebooks: $(VENV)/.installed-dev
 	$(BIN)/python notebooks/execute.py
 
+# The documentation site into site/, strict: a broken link or an unrenderable docstring fails it.
+# make test builds it too, from tests/test_docs.py (so CI and a bare pytest run cover it).
+docs: $(VENV)/.installed-dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis

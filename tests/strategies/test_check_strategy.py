@@ -219,12 +219,13 @@ def test_a_strategy_a_fresh_process_cannot_import_is_named_and_the_check_can_be_
         check_strategy(local_strategy, skip={"nonsense"})
 
 
-def test_the_readme_example_passes_check_strategy_as_a_user_runs_it(tmp_path: Path) -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("```python\n# my_strategies.py\n", 1)[1].split("```", 1)[0]
-    module, command = block.split("# then: ", 1)
+def test_the_documented_example_passes_check_strategy_as_a_user_runs_it(tmp_path: Path) -> None:
+    """docs/how-to/own-strategy.md: the module my_strategies.py, then the command that checks it."""
+    page = (Path(__file__).parents[2] / "docs" / "how-to" / "own-strategy.md").read_text()
+    module = page.split("```python\n# my_strategies.py\n", 1)[1].split("```", 1)[0]
+    command = page.split("```\npython -c ", 1)[1].split("\n", 1)[0]
     (tmp_path / "my_strategies.py").write_text(module, encoding="utf-8")
-    arguments = shlex.split(command.strip())
+    arguments = shlex.split("python -c " + command)
     assert arguments[:2] == ["python", "-c"]
     completed = subprocess.run(
         [sys.executable, *arguments[1:]], cwd=tmp_path, capture_output=True, text=True, check=False

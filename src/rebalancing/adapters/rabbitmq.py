@@ -1,5 +1,5 @@
 """A member of a RabbitMQ single-active-consumer group that balances itself without a leader:
-the protocol of ../shared/seeds/sac-leaderless-rebalancing.tla.txt on a real broker, over pika.
+the protocol of Jack Vanlightly's TLA+ spec (specs/sac_leaderless.tla) on a real broker, over pika.
 
     member = GroupMember(amqp_url, "orders", [f"orders.q{i:03d}" for i in range(16)], "app-1",
                          handler=lambda queue, body: print(queue, body))

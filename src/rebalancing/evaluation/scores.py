@@ -1,4 +1,4 @@
-"""The scores of one rebalance, exactly as ../shared/DESIGN.md defines them.
+"""The scores of one rebalance, exactly as the project defines them (docs/reference/scores.md).
 
 Given the queues Q and consumers C after a change, the plan A (consumer -> queues) a strategy
 returned and the previous assignment P (consumer -> queues, before the change):

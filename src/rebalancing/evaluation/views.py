@@ -1,6 +1,6 @@
 """Client-side or broker-side rebalancing: what inconsistent views cost.
 
-The RocketMQ report (../shared/seeds/rocketmq-sticky-rebalancing.txt) starts from this problem: in
+The RocketMQ sticky rebalancing report (Summer of Code) starts from this problem: in
 classic RocketMQ every consumer rebalances on its own, every 20 s, from a consumer list fetched
 from a random broker and a queue list from a random name server. While their views disagree, the
 union of their plans reads some queues twice and leaves others unread.

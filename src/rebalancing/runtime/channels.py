@@ -1,5 +1,5 @@
 """Serving many channels (queues) with few workers: the scheduler of Powell and Harrop's
-"Channeling Work" (../shared/seeds/channeling-work.tex, a Z specification; restated in
+"Channeling Work" (a Z specification; restated in
 specs/channel_scheduler.md).
 
 Known channels are partitioned into dormant (no work), ready (a FIFO of channels with work)

@@ -1,5 +1,5 @@
 """Throttled polled reception: pull messages only as fast as they can be processed
-(../shared/seeds/throttling-polled-reception.txt).
+(after an xtUML project analysis note on throttling polled reception from a broker).
 
 A consumer that comes online to a large backlog must not take it all in at once. This loop
 polls its source only while the pending work of the runner is below a high-water mark; above

@@ -1,8 +1,8 @@
 """The state and actions of RabbitMQ single-active-consumer with leaderless release.
 
-A transcription of ../shared/seeds/sac-leaderless-rebalancing.tla.txt (Jack Vanlightly's TLA+ spec
-`rabbit_leaderless_rebalancing`) and of specs/sac_leaderless.tla, which restates it with both
-Position variants and the membership changes. The variables are exactly the spec's:
+A transcription of Jack Vanlightly's TLA+ spec `rabbit_leaderless_rebalancing` (a public gist)
+and of specs/sac_leaderless.tla, which restates it with both Position variants and the
+membership changes. The variables are exactly the spec's:
 
 - `waiting[q]`: the FIFO of subscribers of queue q that are not active on it (spec:
   subscriber_queue);

@@ -1,5 +1,5 @@
-"""RabbitMQ single active consumer with leaderless release (../shared/seeds/sac-leaderless-
-rebalancing.tla.txt, specs/sac_leaderless.tla): a protocol, simulated.
+"""RabbitMQ single active consumer with leaderless release (Jack
+Vanlightly's TLA+ spec, restated in specs/sac_leaderless.tla): a protocol, simulated.
 
 Every app subscribes to every queue; per queue the broker keeps one active consumer and a FIFO
 of waiting subscribers; an app holding more active queues than its ideal number releases one

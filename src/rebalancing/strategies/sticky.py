@@ -1,5 +1,6 @@
 """Balance first, then keep previous pairs: the sticky rebalancing of RocketMQ's Summer of Code
-report (../shared/seeds/rocketmq-sticky-rebalancing.txt), in the spirit of Kafka's StickyAssignor.
+report ("Apache RocketMQ rebalancing architecture optimization"), in the spirit of Kafka's
+StickyAssignor.
 
 1. Quotas: every consumer gets |Q| div |C|; the |Q| mod |C| larger quotas go to the consumers
    that can keep the most of their previous queues (ties: lowest id).
