@@ -174,3 +174,18 @@ def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not(tmp_path: Path) -> N
         shown += chunk
     os.close(parent)
     assert b"30/30" in shown, shown
+
+
+def test_a_user_strategy_named_like_a_registered_one_is_refused_beside_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "impostor.py").write_text(
+        "from rebalancing.strategies import Strategy, round_robin\n"
+        "sticky = Strategy('sticky', round_robin.assign, 'not the registered sticky')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    arguments = ["--scenarios", "5", "--strategies", "sticky,impostor:sticky", *SMALL]
+    assert main([*arguments, "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert "'sticky' and 'impostor:sticky' are both named 'sticky'" in error
+    assert not (tmp_path / "out" / "summary.md").exists()

@@ -400,10 +400,13 @@ def _eager_note(overall: Mapping[str, Mapping[str, Aggregate]], sound: list[str]
     if not sound or None in paused or None in moved:
         return []
     best = min(sound, key=lambda name: overall[name]["moves"].mean or 0.0)
+    low, high = (
+        _value(bound(p for p in paused if p is not None), SCORES["queues_paused"])
+        for bound in (min, max)
+    )
     return [
         f"Under Kafka's eager protocol a rebalance pauses "
-        f"{_value(min(p for p in paused if p is not None), SCORES['queues_paused'])}"
-        f"-{_value(max(p for p in paused if p is not None), SCORES['queues_paused'])} queues "
+        f"{low if low == high else f'{low}-{high}'} queues on average "
         f"whatever the strategy; the cooperative protocol pauses only the moves "
         f"({best}: {_value(overall[best]['moves'].mean, SCORES['moves'])} per rebalance)."
     ]
@@ -549,7 +552,7 @@ def render_markdown(verdict: Verdict, profile: str) -> str:
         "|" + "---|" * len(headers),
         *("| " + " | ".join(row) + " |" for row in rows),
         "",
-        *standing_lines(verdict, 0),
+        *(f"{line}\n" for line in standing_lines(verdict, 0)),
         f"**{conclusion(verdict)}**",
     ]
     return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""Write docs/choosing-a-strategy.md: for each system, the verdict of `rebalancing compare` on
+three typical groups (a small group with rolling restarts, a large group with autoscaling, a
+group whose consumers crash often), each with the command that regenerates it.
+
+    python benchmarks/choosing_a_strategy.py [--scenarios-scale 1.0] [--out PAGE]
+
+Every figure on the page comes from the run this script makes (the date, commit and machine load
+are written at the top); the timings in the tables are this machine's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rebalancing.evaluation.compare import compare
+from rebalancing.evaluation.profile import add_profile_arguments, new_parser, profile_from
+from rebalancing.evaluation.verdict import SYSTEM_VERDICTS, render_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GROUPS: tuple[tuple[str, str, list[str]], ...] = (
+    (
+        "small-rolling",
+        "A small group with rolling restarts",
+        ["--queues", "64", "--consumers", "4:12", "--mix", "rolling_restart=3,crash=1"],
+    ),
+    (
+        "large-autoscaling",
+        "A large group that autoscales",
+        [
+            "--queues",
+            "1024",
+            "--consumers",
+            "32:128",
+            "--mix",
+            "autoscaling=3,join=1,leave=1",
+            "--scenarios",
+            "300",
+        ],
+    ),
+    (
+        "frequent-crashes",
+        "A group whose consumers crash often",
+        ["--queues", "256", "--consumers", "8:32", "--mix", "crash=3,flapping=2,join=1"],
+    ),
+)
+"""Each group: an anchor, a title and its `rebalancing compare` options (1,000 scenarios unless
+it says otherwise)."""
+
+SYSTEM_ORDER = (
+    "kafka-eager",
+    "kafka-cooperative",
+    "rocketmq-client",
+    "rocketmq-broker",
+    "rabbitmq-sac",
+)
+
+INTRODUCTION = """\
+`rebalancing compare` answers "which strategy for my group?" for the system the group runs on:
+it scores that system's candidates on scenarios drawn from the group's description and prints a
+verdict (see [Choose a strategy for your group](tutorials/compare.md) and
+[Scores](reference/scores.md)). Below are its verdicts on three typical groups per system. Run
+the command under a verdict to reproduce it, or change the options to describe your own group:
+sizes and churn change the answer.
+
+How a verdict is read: the first row is the recommendation; candidates are compared on the
+system's deciding scores in order (balance first, then what the system pays for), with 95%
+intervals of the difference of means; "dominated" means another candidate is better on one
+deciding score and worse on none. A tie is stated as a tie.
+"""
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _arguments(system: str, options: list[str], scale: float) -> list[str]:
+    given = list(options)
+    if "--scenarios" in given:
+        index = given.index("--scenarios") + 1
+        given[index] = str(max(10, round(int(given[index]) * scale)))
+    else:
+        given += ["--scenarios", str(max(10, round(1000 * scale)))]
+    return ["--system", system, *given, "--seed", "1"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenarios-scale", type=float, default=1.0)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "choosing-a-strategy.md")
+    given = parser.parse_args()
+    load = os.getloadavg()
+    started = time.perf_counter()
+    sections: list[str] = []
+    for system in SYSTEM_ORDER:
+        title = SYSTEM_VERDICTS[system].title
+        sections.append(f"## {title} (`--system {system}`)\n")
+        for anchor, heading, options in GROUPS:
+            arguments = _arguments(system, options, given.scenarios_scale)
+            with tempfile.TemporaryDirectory() as out:
+                compare_parser = new_parser("rebalancing compare", "")
+                add_profile_arguments(compare_parser, scenarios=1000, out=out)
+                profile = profile_from(compare_parser.parse_args(arguments))
+                comparison = compare(profile)
+            command = "rebalancing compare " + shlex.join(arguments)
+            sections.append(
+                f"### {heading} {{#{system}-{anchor}}}\n\n"
+                + render_markdown(comparison.verdict, profile.describe())
+                + f"\n\n`{command}` ({comparison.seconds:.1f} s here)\n"
+            )
+            print(f"{system} {anchor}: {comparison.verdict.recommended}", file=sys.stderr)
+    seconds = time.perf_counter() - started
+    header = (
+        "<!-- generated by benchmarks/choosing_a_strategy.py: edit the script, not this page -->\n"
+        "# Choosing a strategy\n\n"
+        + INTRODUCTION
+        + f"\nGenerated by `python benchmarks/choosing_a_strategy.py` on "
+        f"{datetime.date.today().isoformat()} at commit {_commit()}, in {seconds:.0f} s on "
+        f"{os.cpu_count()} cores (load average {load[0]:.1f} at the start; the time columns "
+        "depend on it, the other scores do not).\n\n"
+    )
+    given.out.write_text(header + "\n".join(sections), encoding="utf-8")
+    print(f"wrote {given.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
