@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict
 from typing import Any
 
-from rebalancing.contract import CheckedPlan, SortedIds
+from rebalancing.contract import CheckedPlan, PreviousMismatchWarning, SortedIds
 from rebalancing.evaluation.replay import ROW_FIELDS, score_scenario, score_scenarios
 from rebalancing.evaluation.scenarios import (
     INITIAL,
@@ -241,3 +242,22 @@ def test_a_plan_that_fails_the_check_is_passed_on_as_it_was() -> None:
             assert previous is plan  # for the strategy to judge, as it would be without the core
         else:
             assert type(previous) is CheckedPlan
+
+
+def test_scoring_shows_no_mismatch_warning_where_every_queue_of_a_plan_is_gone() -> None:
+    """A consumer's own view of the previous plan (client views) holds only its queues, and a
+    change can remove every one of them: the contract's warning that previous may hold ids of
+    another form is not shown for the scoring core's own plans, nor does it fail a row."""
+    removing = ScenarioSettings(
+        queue_range=(4, 12),
+        consumer_range=(3, 12),
+        change_weights={"queues_removed": 1.0, "mixed": 1.0},
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for views in ("client", "broker"):
+            for row in score_scenarios(
+                generate_scenarios(4, range(60), removing), STRATEGIES, views
+            ):
+                assert not row.failed, row.error
+    assert [warning for warning in caught if warning.category is PreviousMismatchWarning] == []
