@@ -14,6 +14,7 @@ from rebalancing.strategies.registry import (
     DEFAULT_STRATEGIES,
     STRATEGIES,
     Strategy,
+    UnknownStrategyError,
     resolve,
     select,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "DEFAULT_STRATEGIES",
     "STRATEGIES",
     "Strategy",
+    "UnknownStrategyError",
     "averagely",
     "bounded_consistent_hash",
     "consistent_hash",
