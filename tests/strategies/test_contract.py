@@ -68,6 +68,16 @@ def test_none_is_an_id_like_any_other(strategy: Strategy) -> None:
     assert strategy.assign([None], ["c1"], {"c1": [None]}) == {"c1": [None]}
 
 
+@pytest.mark.parametrize(
+    "strategy", [s for s in REGISTERED if s.open_session], ids=lambda s: s.name
+)
+def test_none_is_an_id_like_any_other_in_a_session(strategy: Strategy) -> None:
+    assert strategy.open_session is not None
+    session = strategy.open_session(seed=0)
+    assert session.rebalance(["q1", "q2", "q3"], [None]).owners == {None: ["q1", "q2", "q3"]}
+    assert session.rebalance([None], ["c1"]).owners == {"c1": [None]}
+
+
 @pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
 def test_ids_that_sort_without_a_total_order_are_refused(strategy: Strategy) -> None:
     with pytest.raises(TypeError, match="nan"):
