@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict
+from types import MappingProxyType
 from typing import Any
 
 from rebalancing.contract import CheckedPlan, PreviousMismatchWarning, SortedIds
@@ -163,6 +165,45 @@ def test_a_strategy_that_raises_or_returns_no_plan_fails_its_row_and_the_run_goe
         assert (row.balance_degree, row.spread, row.stickiness, row.stickiness_gap) == (None,) * 4
     listing = [row for row in rows if row.strategy == "listing"]
     assert all(row.failed and "returned list" in (row.error or "") for row in listing)
+    assert not any(row.failed for row in rows if row.strategy == "sticky")
+
+
+class _ListKeyedPlan(Mapping[Any, Any]):
+    """A plan no dict can be: a Mapping whose one key is a list."""
+
+    def __getitem__(self, key: Any) -> Any:
+        return [0]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([["c"]])
+
+    def __len__(self) -> int:
+        return 1
+
+
+def _returns_a_list_keyed_plan(queues: Any, consumers: Any, previous: Any = None) -> Any:
+    return _ListKeyedPlan()
+
+
+def _returns_queues_that_raise_when_read(queues: Any, consumers: Any, previous: Any = None) -> Any:
+    def reading() -> Iterator[Any]:
+        yield from queues
+        raise RuntimeError("read too far")
+
+    return MappingProxyType({consumer: reading() for consumer in consumers})
+
+
+def test_a_plan_that_cannot_even_be_copied_fails_its_row_and_the_run_goes_on() -> None:
+    strategies = {
+        "list_keyed": _returns_a_list_keyed_plan,
+        "raising_reader": _returns_queues_that_raise_when_read,
+        "sticky": STRATEGIES["sticky"],
+    }
+    rows = list(score_scenarios(generate_scenarios(1, range(5), SMALL), strategies))
+    for name, error in (("list_keyed", "TypeError"), ("raising_reader", "RuntimeError")):
+        broken = [row for row in rows if row.strategy == name]
+        assert broken
+        assert all(row.failed and (row.error or "").startswith(error) for row in broken), name
     assert not any(row.failed for row in rows if row.strategy == "sticky")
 
 

@@ -262,9 +262,18 @@ class _Runner:
 
 def _as_plan(result: Any) -> tuple[dict[Any, list[Any]], str | None]:
     """`result` as consumer -> list of queues (copied only where it holds other iterables), or
-    an empty plan and why `result` is not one."""
+    an empty plan and why `result` is not one (what reading it raised, too: a key no dict can
+    hold, queues that raise when read)."""
     if type(result) is dict and set(map(type, result.values())) <= {list}:  # the common case
         return result, None
+    try:
+        return _copied_plan(result)
+    except Exception as error:  # the row reports it; one broken strategy stops nothing
+        return {}, f"{type(error).__name__}: the plan cannot be read: {error}"
+
+
+def _copied_plan(result: Any) -> tuple[dict[Any, list[Any]], str | None]:
+    """`_as_plan` past its common case; raises what reading `result` raises."""
     if not isinstance(result, Mapping):
         return (
             {},
