@@ -4,7 +4,19 @@ The evaluation (rebalancing.evaluation), the Spark harness (rebalancing.harness)
 model (rebalancing.sac) and the consumer runtime (rebalancing.runtime) are imported on their own.
 """
 
-from rebalancing.contract import AssignFunction, ProtocolRun, StrategySession
+from rebalancing.contract import (
+    AssignFunction,
+    PreviousMismatchWarning,
+    ProtocolRun,
+    StrategySession,
+)
 from rebalancing.strategies import STRATEGIES, Strategy
 
-__all__ = ["STRATEGIES", "AssignFunction", "ProtocolRun", "Strategy", "StrategySession"]
+__all__ = [
+    "STRATEGIES",
+    "AssignFunction",
+    "PreviousMismatchWarning",
+    "ProtocolRun",
+    "Strategy",
+    "StrategySession",
+]

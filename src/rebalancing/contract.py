@@ -14,6 +14,9 @@ for a CheckedPlan.
 from __future__ import annotations
 
 import operator
+import sys
+import warnings
+from bisect import bisect_left
 from collections.abc import (
     Hashable,
     ItemsView,
@@ -29,6 +32,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, islice, pairwise, repeat
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
+
+LONGEST_SHOWN = 160
+"""The most characters of one value's repr an error message shows (see `shortened_repr`)."""
+
+
+def shortened_repr(value: Any) -> str:
+    """repr(value) for an error message: as it is up to LONGEST_SHOWN characters, else its
+    start, its length and its end, so that a huge id (a 1 MB string) stays identifiable
+    without making the message as long as the id. Every message of the contract that names a
+    caller's value goes through here."""
+    text = repr(value)
+    if len(text) <= LONGEST_SHOWN:
+        return text
+    kept = (LONGEST_SHOWN - 40) // 2
+    return f"{text[:kept]}...<repr of {len(text):,} characters>...{text[-kept:]}"
 
 
 class Id(Hashable, Protocol):
@@ -282,15 +300,21 @@ class SortedIds(tuple[Any, ...]):
         return None  # the set is made again where it is needed, not pickled
 
 
+_HASHABLE_BY_CONSTRUCTION: tuple[type, ...] = (set, frozenset, type({}.keys()))
+"""Iterables whose items are hashable because the type stores them hashed: the exact types, as
+a subclass (or a KeysView of any Mapping) may iterate over anything."""
+
+
 def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
     """Sort `ids`, raising ValueError on a duplicate and TypeError on unusable ids.
 
     `kind` ("queue" or "consumer") names the ids in error messages. After the sort the ids must
     be strictly increasing: that finds duplicates, and ids that sort without an error but not
     into a total order (NaN, frozensets), which would make the plan depend on the input order.
-    Ids given as a set, a frozenset or a dict's keys are hashable by construction and skip the
-    hash pass (other `collections.abc.Set`s, such as a dict's items, can hold unhashable
-    values); a range is distinct, and SortedIds are checked already. Every pass runs at C speed.
+    Ids given as a set, a frozenset or a dict's keys (those exact types) are hashable by
+    construction and skip the hash pass; any other iterable, `collections.abc.Set`s and a
+    non-dict Mapping's `KeysView` included (their `__iter__` can yield anything), is hashed. A
+    range is distinct, and SortedIds are checked already. Every pass runs at C speed.
     """
     if type(ids) is SortedIds:
         return list(ids)
@@ -300,7 +324,7 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
         if isinstance(ids, range):  # distinct: only a negative step needs the sort
             return sorted(ids)
     given = list(ids)  # our own copy, sorted in place below
-    if not isinstance(ids, set | frozenset | KeysView):  # hashable by construction
+    if type(ids) not in _HASHABLE_BY_CONSTRUCTION:
         try:
             hash(ids if type(ids) is tuple else tuple(given))  # hashes every id, in one C loop
         except TypeError:
@@ -321,7 +345,8 @@ def _raise_for_first_unhashable(ids: list[Any], kind: str) -> NoReturn:
             hash(identifier)
         except TypeError:
             raise TypeError(
-                f"{kind} id {identifier!r} is not hashable ({type(identifier).__name__})"
+                f"{kind} id {shortened_repr(identifier)} is not hashable "
+                f"({type(identifier).__name__})"
             ) from None
     raise RuntimeError(f"a {kind} id failed to hash, yet each one hashes alone")
 
@@ -332,10 +357,11 @@ def _raise_for_first_out_of_order(sorted_ids: list[Any], kind: str) -> NoReturn:
         if lower < upper:
             continue
         if lower == upper:
-            raise ValueError(f"duplicate {kind} id {lower!r}")
+            raise ValueError(f"duplicate {kind} id {shortened_repr(lower)}")
         raise TypeError(
-            f"{kind} ids do not sort into a total order: {lower!r} ({type(lower).__name__}) "
-            f"and {upper!r} ({type(upper).__name__}) are neither equal nor in increasing order"
+            f"{kind} ids do not sort into a total order: {shortened_repr(lower)} "
+            f"({type(lower).__name__}) and {shortened_repr(upper)} ({type(upper).__name__}) "
+            "are neither equal nor in increasing order"
         )
     raise RuntimeError(f"the sorted {kind} ids are strictly increasing after all")
 
@@ -349,8 +375,8 @@ def _unorderable_message(ids: list[Any], kind: str, error: TypeError) -> str:
             other < first  # noqa: B015
         except TypeError:
             return (
-                f"{kind} ids cannot be ordered together: {first!r} ({type(first).__name__}) "
-                f"and {other!r} ({type(other).__name__})"
+                f"{kind} ids cannot be ordered together: {shortened_repr(first)} "
+                f"({type(first).__name__}) and {shortened_repr(other)} ({type(other).__name__})"
             )
     return f"{kind} ids cannot be ordered together: {error}"
 
@@ -393,7 +419,7 @@ def _checked_inversion(
             and (isinstance(owned, str | bytes) or not isinstance(owned, Iterable))
         ):
             raise TypeError(
-                f"previous[{consumer!r}] must be an iterable of queue ids, "
+                f"previous[{shortened_repr(consumer)}] must be an iterable of queue ids, "
                 f"not {type(owned).__name__}"
             )
         owned_queues = tuple(owned)
@@ -442,18 +468,36 @@ def _raise_for_first_bad_owner(read: list[tuple[Any, Iterable[Any]]]) -> NoRetur
                 earlier = owner.get(queue)
             except TypeError:
                 raise TypeError(
-                    f"queue id {queue!r} in previous[{consumer!r}] is not hashable"
+                    f"queue id {shortened_repr(queue)} in previous[{shortened_repr(consumer)}] "
+                    "is not hashable"
                 ) from None
             if queue in owner:
                 if earlier == consumer:
                     raise ValueError(
-                        f"queue {queue!r} is listed twice for {consumer!r} in previous"
+                        f"queue {shortened_repr(queue)} is listed twice for "
+                        f"{shortened_repr(consumer)} in previous"
                     )
                 raise ValueError(
-                    f"queue {queue!r} is owned by both {earlier!r} and {consumer!r} in previous"
+                    f"queue {shortened_repr(queue)} is owned by both {shortened_repr(earlier)} "
+                    f"and {shortened_repr(consumer)} in previous"
                 )
             owner[queue] = consumer
     raise RuntimeError("previous did not invert, yet no queue in it is unhashable or repeated")
+
+
+class PreviousMismatchWarning(UserWarning):
+    """`previous` holds queues, yet none of them is one of the queues given: most likely ids of
+    another form (strings "orders-4" against tuples ("orders", 4)), which would make every
+    queue move. `prepare` (so every strategy) warns once per call, attributed to the line that
+    called the strategy.
+
+    A warning rather than an error or a `strict` parameter: a group can legitimately have
+    replaced every queue (a topic deleted and created again, a consumer's own view after its
+    queues were removed), the three-argument call stays the same for every strategy, and
+    `warnings.simplefilter("error", PreviousMismatchWarning)` makes it strict where a caller
+    wants that. A CheckedPlan is not looked at: it is how the library passes on the plans it
+    made itself (the scoring core, the sessions), whose queues can all be gone legitimately.
+    """
 
 
 def prepare(
@@ -462,10 +506,18 @@ def prepare(
     previous: Mapping[ConsumerT, Iterable[QueueT]] | None,
 ) -> Group[QueueT, ConsumerT]:
     """Check and normalise the inputs of `assign` (see the module docstring); a CheckedPlan as
-    `previous` is taken as it is."""
+    `previous` is taken as it is. A mapping of the caller's is checked: a value that is itself
+    one of the queue ids is a TypeError (a list of them belongs there), and one holding queues
+    none of which is among `queues` a PreviousMismatchWarning."""
     sorted_queues: list[QueueT] = sorted_distinct_ids(queues, "queue")
     sorted_consumers: list[ConsumerT] = sorted_distinct_ids(consumers, "consumer")
-    checked = previous if type(previous) is CheckedPlan else CheckedPlan(previous)
+    if type(previous) is CheckedPlan:
+        checked = previous
+    else:
+        _refuse_a_queue_id_for_a_list(previous, sorted_queues)
+        checked = CheckedPlan(previous)
+        if sorted_queues and sorted_consumers and checked:  # else no queue can move
+            _warn_if_sharing_no_queue(checked.owner, sorted_queues)
     given_queues = queues if type(queues) is SortedIds else None
     return Group(sorted_queues, sorted_consumers, checked, given_queues=given_queues)
 
@@ -479,3 +531,59 @@ def empty_plan(consumers: list[ConsumerT]) -> dict[ConsumerT, list[QueueT]]:
     million queues x 2,000 consumers, measured: 4-8 ms to build the plan instead of 10-12 ms).
     """
     return {consumer: [] for consumer in consumers}
+
+
+def _refuse_a_queue_id_for_a_list(previous: object, sorted_queues: list[Any]) -> None:
+    """TypeError when a value of `previous` is itself one of the queue ids (`{"c-a": ("orders",
+    3)}` would be read as the two queue ids "orders" and 3). Only values that are not lists
+    are looked up, by bisection in the sorted queues: O(log |Q|) for each."""
+    if not isinstance(previous, Mapping):
+        return  # CheckedPlan refuses it
+    for consumer, owned in previous.items():
+        if type(owned) is list:
+            continue
+        try:
+            index = bisect_left(sorted_queues, owned)
+            is_a_queue = index < len(sorted_queues) and bool(sorted_queues[index] == owned)
+        except (TypeError, ValueError):  # not comparable with the queue ids: not one of them
+            continue
+        if is_a_queue:
+            raise TypeError(
+                f"previous[{shortened_repr(consumer)}] is the queue id {shortened_repr(owned)} "
+                f"itself, where a list of queue ids belongs: wrap it in a list, "
+                f"[{shortened_repr(owned)}]"
+            )
+
+
+def _warn_if_sharing_no_queue(owner: Mapping[Any, Any], sorted_queues: list[Any]) -> None:
+    """PreviousMismatchWarning when `owner` (queue -> consumer of previous) holds queues and
+    none of them is among `sorted_queues` (O(|Q|) at most, at C speed: it stops at the first
+    queue shared)."""
+    if not owner or not owner.keys().isdisjoint(sorted_queues):
+        return
+    held = next(iter(owner))
+    _warn_outside_package(
+        f"previous holds {len(owner)} queue(s), none of them among the {len(sorted_queues)} "
+        f"queues given (previous holds {shortened_repr(held)} ({type(held).__name__}), the "
+        f"queues start with {shortened_repr(sorted_queues[0])} "
+        f"({type(sorted_queues[0]).__name__})): ids of another form? Every queue is assigned "
+        "as if previous were empty.",
+        PreviousMismatchWarning,
+    )
+
+
+def _warn_outside_package(message: str, category: type[Warning]) -> None:
+    """warnings.warn, attributed to the first frame outside this package: the line that called
+    the strategy, however deep inside the package the check runs (Python 3.12's
+    `skip_file_prefixes`, by hand)."""
+    frame: Any = sys._getframe(1)  # the caller of this function: stacklevel 2
+    level = 2
+    while frame is not None and _in_this_package(frame.f_globals.get("__name__", "")):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _in_this_package(module_name: str) -> bool:
+    package = __name__.partition(".")[0]
+    return module_name == package or module_name.startswith(package + ".")

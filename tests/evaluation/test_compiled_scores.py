@@ -28,6 +28,7 @@ from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenario
 from rebalancing.evaluation.scores import score
 from rebalancing.strategies import STRATEGIES
 from rebalancing.strategies.sac import Session
+from tests.evaluation.test_scores import HASHABLE_JUNK, JUNK
 
 SMALL = ScenarioSettings(queue_range=(1, 48), consumer_range=(1, 9), change_count_range=(1, 6))
 
@@ -307,3 +308,25 @@ def test_where_the_compiled_path_scores_a_plan_it_gives_the_reference_scores(
     assert (scored is not None) == exact
     if scored is not None:
         assert scored[0] == reference
+
+
+@given(data=st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_plan_of_anything_is_left_to_the_reference_or_scored_as_it_scores(
+    data: st.DataObject,
+) -> None:
+    """Junk values (None, numbers, strs, nested and unhashable entries, iterators) under the
+    group's consumers or others: the compiled path returns None, never raises, or gives the
+    reference's scores."""
+    numbers = ConsumerNumbers()
+    queues = sorted(data.draw(st.lists(_IDS, unique=True, max_size=8), "queues"))
+    consumers = data.draw(_CONSUMERS, "consumers")
+    group = _group(queues, consumers, numbers)
+    assert group is not None
+    keys = st.sampled_from(consumers) if consumers else HASHABLE_JUNK
+    plan = data.draw(st.dictionaries(keys | HASHABLE_JUNK, JUNK, max_size=5), "plan")
+    if data.draw(st.booleans(), "every consumer a key"):
+        plan = {**{consumer: [] for consumer in consumers}, **plan}
+    scored = score_exact(group, plan, NO_PLAN, numbers)  # it reads no value but lists
+    if scored is not None:
+        assert scored[0] == score(queues, consumers, None, plan)

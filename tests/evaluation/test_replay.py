@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict
+from types import MappingProxyType
 from typing import Any
 
-from rebalancing.contract import CheckedPlan, SortedIds
+from rebalancing.contract import CheckedPlan, PreviousMismatchWarning, SortedIds
 from rebalancing.evaluation.replay import ROW_FIELDS, score_scenario, score_scenarios
 from rebalancing.evaluation.scenarios import (
     INITIAL,
@@ -165,6 +168,45 @@ def test_a_strategy_that_raises_or_returns_no_plan_fails_its_row_and_the_run_goe
     assert not any(row.failed for row in rows if row.strategy == "sticky")
 
 
+class _ListKeyedPlan(Mapping[Any, Any]):
+    """A plan no dict can be: a Mapping whose one key is a list."""
+
+    def __getitem__(self, key: Any) -> Any:
+        return [0]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([["c"]])
+
+    def __len__(self) -> int:
+        return 1
+
+
+def _returns_a_list_keyed_plan(queues: Any, consumers: Any, previous: Any = None) -> Any:
+    return _ListKeyedPlan()
+
+
+def _returns_queues_that_raise_when_read(queues: Any, consumers: Any, previous: Any = None) -> Any:
+    def reading() -> Iterator[Any]:
+        yield from queues
+        raise RuntimeError("read too far")
+
+    return MappingProxyType({consumer: reading() for consumer in consumers})
+
+
+def test_a_plan_that_cannot_even_be_copied_fails_its_row_and_the_run_goes_on() -> None:
+    strategies = {
+        "list_keyed": _returns_a_list_keyed_plan,
+        "raising_reader": _returns_queues_that_raise_when_read,
+        "sticky": STRATEGIES["sticky"],
+    }
+    rows = list(score_scenarios(generate_scenarios(1, range(5), SMALL), strategies))
+    for name, error in (("list_keyed", "TypeError"), ("raising_reader", "RuntimeError")):
+        broken = [row for row in rows if row.strategy == name]
+        assert broken
+        assert all(row.failed and (row.error or "").startswith(error) for row in broken), name
+    assert not any(row.failed for row in rows if row.strategy == "sticky")
+
+
 def _holds_an_unhashable_queue(queues: Any, consumers: Any, previous: Any = None) -> Any:
     plan = STRATEGIES["averagely"].assign(queues, consumers)
     plan[min(plan)].append(["not", "a", "queue"])
@@ -241,3 +283,22 @@ def test_a_plan_that_fails_the_check_is_passed_on_as_it_was() -> None:
             assert previous is plan  # for the strategy to judge, as it would be without the core
         else:
             assert type(previous) is CheckedPlan
+
+
+def test_scoring_shows_no_mismatch_warning_where_every_queue_of_a_plan_is_gone() -> None:
+    """A consumer's own view of the previous plan (client views) holds only its queues, and a
+    change can remove every one of them: the contract's warning that previous may hold ids of
+    another form is not shown for the scoring core's own plans, nor does it fail a row."""
+    removing = ScenarioSettings(
+        queue_range=(4, 12),
+        consumer_range=(3, 12),
+        change_weights={"queues_removed": 1.0, "mixed": 1.0},
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for views in ("client", "broker"):
+            for row in score_scenarios(
+                generate_scenarios(4, range(60), removing), STRATEGIES, views
+            ):
+                assert not row.failed, row.error
+    assert [warning for warning in caught if warning.category is PreviousMismatchWarning] == []

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rebalancing.contract import SortedIds, sorted_distinct_ids
@@ -170,16 +170,37 @@ def test_a_rolling_restart_takes_every_consumer_out_and_back_once_a_quarter_at_a
     assert sorted(restarted) == sorted(first.consumers)
 
 
-@pytest.mark.parametrize("index", range(20))
-def test_autoscaling_moves_one_way_in_steps_of_one_size(index: int) -> None:
-    first, *scaling = _one_change("autoscaling", index)
-    assert 1 <= len(scaling) <= 4
+def _autoscaling(index: int) -> tuple[Step, list[Step]]:
+    """The starting group and the steps of one autoscaling change (groups of 1 to 40)."""
+    first, *scaling = _one_change("autoscaling", index, consumers=(1, 40))
+    return first, scaling
+
+
+@settings(max_examples=1000)
+@given(st.integers(0, 10**9))
+@example(index=0)
+def test_autoscaling_takes_two_to_four_steps_one_way_of_one_size(index: int) -> None:
+    first, scaling = _autoscaling(index)
+    assert 2 <= len(scaling) <= 4
     sizes = {step.joined + step.departed for step in scaling}
     assert len(sizes) == 1
     (size,) = sizes
     assert 2 <= size <= max(2, len(first.consumers) // 4)
     assert all(step.joined == 0 for step in scaling) or all(step.departed == 0 for step in scaling)
+    counts = [len(step.consumers) for step in [first, *scaling]]
+    assert all(abs(after - before) == size for before, after in itertools.pairwise(counts))
     assert all(step.consumers and step.kind == "autoscaling" for step in scaling)
+
+
+def test_autoscaling_scales_in_where_two_steps_leave_a_consumer_and_out_elsewhere() -> None:
+    directions: dict[str, list[int]] = {"in": [], "out": []}
+    for index in range(400):
+        first, scaling = _autoscaling(index)
+        size = scaling[0].joined + scaling[0].departed
+        directions["in" if scaling[0].departed else "out"].append(len(first.consumers) - 2 * size)
+    assert min(directions["in"]) >= 1  # two steps in leave a consumer at least
+    assert len(directions["in"]) > 100  # about half of the groups large enough
+    assert min(directions["out"]) < 1  # the groups too small to scale in scale out
 
 
 @pytest.mark.parametrize("index", range(20))

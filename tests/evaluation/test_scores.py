@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -271,3 +272,106 @@ def test_read_and_score_finds_a_queue_outside_the_group_on_its_shortcut_too() ->
     reading, scores = read_and_score(queues, frozenset("abc"), previous, fine)
     assert reading.exact
     assert scores == score(queues, "abc", before, sticky.assign(queues, ["a", "b", "c"], before))
+
+
+# --- junk: a plan or a previous plan of anything scores, never raises -----------------------------
+
+_GROUP_QUEUES = [0, 1, 2, "a", "b"]  # scored as a set: mixed kinds need no order here
+_GROUP_CONSUMERS = ["x", "y", None]
+
+HASHABLE_JUNK = st.one_of(
+    st.sampled_from([*_GROUP_QUEUES, *_GROUP_CONSUMERS, True, 2.0, (0,), ("a", 1)]),
+    st.integers(),
+    st.floats(),  # nan included: never equal to itself
+    st.text(max_size=3),
+    st.binary(max_size=2),
+    st.frozensets(st.integers(0, 2), max_size=2),
+)
+JUNK = st.recursive(
+    HASHABLE_JUNK,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.sets(HASHABLE_JUNK, max_size=3),
+        st.dictionaries(HASHABLE_JUNK, inner, max_size=2),
+        st.lists(inner, max_size=3).map(iter),
+    ),
+    max_leaves=8,
+)
+JUNK_PLANS = st.one_of(
+    st.dictionaries(HASHABLE_JUNK, JUNK, max_size=5),
+    st.dictionaries(st.sampled_from(_GROUP_CONSUMERS), JUNK, max_size=3),
+    JUNK,  # not even a mapping
+)
+
+
+class _UnhashableKeys(Mapping[Any, Any]):
+    """A Mapping that is not a dict, whose keys are lists: no dict can hold such a plan."""
+
+    def __init__(self, items: list[tuple[Any, Any]]) -> None:
+        self._items = items
+
+    def __getitem__(self, key: Any) -> Any:
+        for held_key, value in self._items:
+            if held_key == key:
+                return value
+        raise KeyError("no such key")
+
+    def __iter__(self) -> Iterator[Any]:
+        return (key for key, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@settings(max_examples=500)
+@given(st.one_of(st.none(), JUNK_PLANS), JUNK_PLANS)
+@example(None, {"x": None})
+@example(None, {"x": 3})
+@example({"x": 3}, {"x": [0]})
+@example({"x": None, "y": [0, [1]]}, {"x": "ab", "y": b"a"})
+@example(None, _UnhashableKeys([(["x"], [0, 1]), ("x", [2])]))
+@example(_UnhashableKeys([(["x"], [0, 1]), ("y", [2])]), {"x": [0, 1, 2, "a", "b"]})
+def test_a_plan_or_previous_plan_of_anything_is_scored_never_raised(
+    previous: Any, plan: Any
+) -> None:
+    scores = score(_GROUP_QUEUES, _GROUP_CONSUMERS, previous, plan)
+    counts = [
+        scores.kept,
+        scores.moves,
+        scores.revocations,
+        scores.orphans,
+        scores.duplicates,
+        scores.unknown_queues,
+        scores.unknown_consumers,
+    ]
+    assert min(counts) >= 0
+    assert scores.kept + scores.orphans <= len(_GROUP_QUEUES)
+
+
+@pytest.mark.parametrize(
+    ("plan", "unknown_queues", "orphans"),
+    [
+        ({"x": None}, 1, 2),  # no list at all: one entry, outside Q
+        ({"x": 3}, 1, 2),
+        ({"x": 1}, 1, 2),  # a queue id where a list of them belongs is no list of queues
+        ({"x": "ab"}, 1, 2),  # a str is one entry, not its characters
+        ({"x": [1, ["b"]], "y": ["a"]}, 1, 0),  # an unhashable entry is outside Q too
+    ],
+)
+def test_a_plan_value_that_is_no_list_of_queues_shows_as_an_unknown_queue(
+    plan: dict[str, Any], unknown_queues: int, orphans: int
+) -> None:
+    scores = score([1, "a"], ["x", "y"], None, plan)
+    assert (scores.unknown_queues, scores.orphans) == (unknown_queues, orphans)
+
+
+def test_a_previous_value_that_is_no_list_of_queues_holds_nothing() -> None:
+    scores = score([1, 2], ["x"], {"x": 1, "y": None, "z": "12"}, {"x": [1, 2]})
+    assert (scores.kept, scores.revocations, scores.stickiness) == (0, 0, None)
+    assert score([1, 2], ["x"], "not a mapping", {"x": [1, 2]}).stickiness is None
+
+
+def test_a_plan_that_is_no_mapping_leaves_every_queue_an_orphan() -> None:
+    scores = score([1, 2], ["x"], None, [("x", [1, 2])])
+    assert (scores.orphans, scores.unknown_queues) == (2, 0)

@@ -242,3 +242,39 @@ def test_both_engines_agree_on_wide_groups_with_simultaneous_joins_and_leaves(
             assert kernel.snapshot() == reference.snapshot(), where
             assert kernel.members.tolist() == [kernel.slot_of[app] for app in apps], where
             _assert_fifo_links_consistent(kernel)
+
+
+class _ComparedOnlyWithOthers(str):
+    """An id the contract accepts, though comparing it with itself raises (as None's `<` does):
+    the contract compares only distinct ids, and so must an engine."""
+
+    def __lt__(self, other: object) -> bool:
+        if other is self:
+            raise TypeError("compared with itself")
+        return str.__lt__(self, other)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("policy", RELEASE_POLICIES)
+@pytest.mark.parametrize("variant", POSITION_VARIANTS)
+def test_both_engines_take_ids_that_cannot_be_compared_with_themselves(
+    variant: str, policy: str
+) -> None:
+    odd = [_ComparedOnlyWithOthers(name) for name in ("m", "b", "x")]
+    groups: list[tuple[list[Any], list[Any]]] = [
+        (["q1", "q2", "q3"], [None]),
+        (["q1", "q2"], []),
+        (["q1", "q2", "q3"], [None]),  # None back, as a new app
+        ([None], ["c1"]),
+        ([None], ["c1", "c2"]),
+        ([None], odd[:1]),
+        (["q1", "q2", "q3"], odd),
+        (["q1", "q2", "q3"], odd[1:]),
+    ]
+    sessions = [sac.Session(variant, policy, engine, seed=3) for engine in sac.ENGINES]
+    for step, group in enumerate(groups):
+        kernel_run, reference_run = (session.rebalance(*group) for session in sessions)
+        assert kernel_run == reference_run, f"step {step}"
+        assert sessions[0].snapshot() == sessions[1].snapshot(), f"step {step}"
+    assert sac.Session(variant, policy, "kernel").rebalance(["q1", "q2", "q3"], [None]).owners == {
+        None: ["q1", "q2", "q3"]
+    }

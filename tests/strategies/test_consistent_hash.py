@@ -199,6 +199,11 @@ def test_a_hash_function_that_returns_no_int_is_a_type_error_naming_the_key() ->
     broken = ConsistentHash(hash_function=halves)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"hash_function\('a-0'\) returned 1.5"):
         broken.assign(["q1"], ["a"])
+    huge = "head-" + "x" * 1_000_000
+    with pytest.raises(TypeError) as raised:
+        broken.assign(["q1"], [huge])
+    assert len(str(raised.value)) < 400  # the key shortened, as every message shortens an id
+    assert "'head-xxx" in str(raised.value)
 
 
 # --- properties -----------------------------------------------------------------------------------

@@ -12,18 +12,23 @@ import math
 import pickle
 import re
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, KeysView
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 
+import rebalancing
 from rebalancing.contract import (
+    LONGEST_SHOWN,
     AssignFunction,
     CheckedPlan,
+    PreviousMismatchWarning,
     SortedIds,
     prepare,
     previous_owners,
+    shortened_repr,
     sorted_distinct_ids,
 )
 from rebalancing.strategies import STRATEGIES, Strategy
@@ -61,6 +66,16 @@ def test_contract_on_hypothesis_groups(
 def test_none_is_an_id_like_any_other(strategy: Strategy) -> None:
     assert strategy.assign(["q1", "q2"], [None]) == {None: ["q1", "q2"]}
     assert strategy.assign([None], ["c1"], {"c1": [None]}) == {"c1": [None]}
+
+
+@pytest.mark.parametrize(
+    "strategy", [s for s in REGISTERED if s.open_session], ids=lambda s: s.name
+)
+def test_none_is_an_id_like_any_other_in_a_session(strategy: Strategy) -> None:
+    assert strategy.open_session is not None
+    session = strategy.open_session(seed=0)
+    assert session.rebalance(["q1", "q2", "q3"], [None]).owners == {None: ["q1", "q2", "q3"]}
+    assert session.rebalance([None], ["c1"]).owners == {"c1": [None]}
 
 
 @pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
@@ -103,7 +118,7 @@ def test_checked_inputs_give_the_plan_the_unchecked_ones_give(strategy: Strategy
 BAD_PREVIOUS: list[Any] = [
     [("c1", ["q1"])],
     {"c1": 7},
-    {"c1": "q1"},
+    {"c1": "q9"},  # not a queue of the group: one that is gets a message of its own (below)
     {"c1": [["q1"]]},
     {"c1": ["q3"], "c2": ["q1", "q3"]},
     {"c1": ["q3", "q3"]},
@@ -231,3 +246,142 @@ def test_ids_given_as_a_descending_range_are_sorted(strategy: Strategy) -> None:
     assert strategy.assign(range(5, 0, -1), range(2, 0, -1)) == strategy.assign(
         [1, 2, 3, 4, 5], [1, 2]
     )
+
+
+# --- ids from any iterable, and error messages that stay readable -------------------------------
+
+
+@pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
+def test_unhashable_ids_from_a_non_dict_mapping_s_keys_are_refused_naming_the_id(
+    strategy: Strategy,
+) -> None:
+    # a KeysView of anything but a dict yields whatever its mapping iterates over
+    with pytest.raises(TypeError, match=r"queue id \['q2'\] is not hashable \(list\)"):
+        strategy.assign(KeysView(["q1", ["q2"]]), ["c1"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"consumer id \{\} is not hashable \(dict\)"):
+        strategy.assign(["q1"], KeysView([{}]))  # type: ignore[arg-type]
+    # hashable ids from such a view are taken like any others
+    hashable: Any = KeysView(["q2", "q1"])  # type: ignore[arg-type]
+    assert strategy.assign(hashable, ["c1"]) == {"c1": ["q1", "q2"]}
+
+
+def test_a_long_value_is_shown_by_its_start_its_length_and_its_end() -> None:
+    assert shortened_repr("q7") == "'q7'"
+    assert shortened_repr(("orders", 3)) == "('orders', 3)"
+    huge = "head-" + "x" * 1_000_000 + "-tail"
+    shown = shortened_repr(huge)
+    assert len(shown) <= LONGEST_SHOWN
+    assert shown.startswith("'head-xxx")
+    assert shown.endswith("xxx-tail'")
+    assert "1,000,012 characters" in shown  # the repr's length, quotes included
+
+
+HUGE = "head-" + "x" * 1_000_000 + "-tail"
+
+
+@pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        (([HUGE, "q1", HUGE], ["c1"]), ValueError),  # a duplicate queue
+        ((["q1"], ["c1", HUGE, HUGE]), ValueError),  # a duplicate consumer
+        (([HUGE, 1], ["c1"]), TypeError),  # ids that cannot be ordered together
+        (([HUGE], ["c1", "c2"], {"c1": [HUGE], "c2": [HUGE]}), ValueError),  # owned twice
+        ((["q1"], [HUGE], {HUGE: 7}), TypeError),  # a malformed previous
+        ((["q1"], ["c1"], {HUGE: ["q1", ["q2"]]}), TypeError),  # an unhashable queue in it
+    ],
+    ids=["duplicate_queue", "duplicate_consumer", "unorderable", "twice", "malformed", "hash"],
+)
+def test_an_error_naming_a_huge_id_stays_short_and_identifies_it(
+    strategy: Strategy, arguments: tuple[Any, ...], error: type[Exception]
+) -> None:
+    with pytest.raises(error) as raised:
+        strategy.assign(*arguments)
+    message = str(raised.value)
+    assert len(message) < 600, message[:600]
+    assert "'head-xxx" in message
+    assert "xxx-tail'" in message
+    assert "1,000,012 characters" in message
+
+
+# --- previous: a queue id for a list, ids of another form -----------------------------------------
+
+
+@pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
+@pytest.mark.parametrize(
+    ("queues", "previous", "named"),
+    [
+        (
+            [("orders", 3), ("orders", 4)],
+            {"c-a": [("orders", 4)], "c-b": ("orders", 3)},
+            r"previous\['c-b'\] is the queue id \('orders', 3\) itself",
+        ),
+        (["q1", "q2"], {"c-a": "q2"}, r"previous\['c-a'\] is the queue id 'q2' itself"),
+        ([3, 4], {"c-b": 3}, r"previous\['c-b'\] is the queue id 3 itself"),
+    ],
+    ids=["tuple", "str", "int"],
+)
+def test_a_queue_id_given_where_a_list_of_queue_ids_belongs_is_named_with_the_fix(
+    strategy: Strategy, queues: list[Any], previous: dict[Any, Any], named: str
+) -> None:
+    with pytest.raises(TypeError, match=named + r".*wrap it in a list"):
+        strategy.assign(queues, ["c-a", "c-b"], previous)
+
+
+@pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
+def test_a_tuple_of_queue_ids_is_still_a_list_of_queue_ids(strategy: Strategy) -> None:
+    queues = [("orders", 3), ("orders", 4)]
+    plan = strategy.assign(queues, ["c-a"], {"c-a": (("orders", 3), ("orders", 4))})
+    assert plan == {"c-a": queues}
+
+
+def _mismatch_warnings(call: Callable[[], Any]) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [warning for warning in caught if warning.category is PreviousMismatchWarning]
+
+
+@pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
+def test_a_previous_sharing_no_queue_warns_once_at_the_caller_naming_both_forms(
+    strategy: Strategy,
+) -> None:
+    queues = [("orders", number) for number in range(4)]
+    previous = {"c1": ["orders-0", "orders-1"], "c2": ["orders-2", "orders-3"]}
+    caught = _mismatch_warnings(lambda: strategy.assign(queues, ["c1", "c2"], previous))
+    assert len(caught) == 1
+    assert caught[0].filename == __file__  # the line that called the strategy
+    message = str(caught[0].message)
+    assert "'orders-0' (str)" in message
+    assert "('orders', 0) (tuple)" in message
+
+
+def test_the_mismatch_warning_is_a_user_warning_that_can_be_made_an_error() -> None:
+    assert issubclass(PreviousMismatchWarning, UserWarning)
+    assert rebalancing.PreviousMismatchWarning is PreviousMismatchWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PreviousMismatchWarning)
+        with pytest.raises(PreviousMismatchWarning, match="ids of another form"):
+            STRATEGIES["sticky"].assign([("orders", 0)], ["c1"], {"c1": ["orders-0"]})
+
+
+@pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])
+def test_a_previous_sharing_a_queue_or_holding_none_does_not_warn(strategy: Strategy) -> None:
+    calls: list[Callable[[], Any]] = [
+        lambda: strategy.assign(["q1", "q2"], ["c1"], {"c1": ["q2", "gone"]}),
+        lambda: strategy.assign(["q1", "q2"], ["c1"], {"c1": [], "c2": []}),  # holds no queue
+        lambda: strategy.assign([], ["c1"], {"c1": ["gone"]}),  # no queues: every one is gone
+        lambda: strategy.assign(["q1"], ["c1"], CheckedPlan({"c1": ["gone"]})),  # the library's
+    ]
+    for call in calls:
+        assert _mismatch_warnings(call) == []
+
+
+@pytest.mark.parametrize(
+    "strategy", [s for s in REGISTERED if s.open_session], ids=lambda s: s.name
+)
+def test_a_session_whose_group_replaced_every_queue_does_not_warn(strategy: Strategy) -> None:
+    assert strategy.open_session is not None
+    session = strategy.open_session(seed=1)
+    session.rebalance(["old-1", "old-2"], ["c1", "c2"])
+    assert _mismatch_warnings(lambda: session.rebalance(["new-1", "new-2"], ["c1", "c2"])) == []

@@ -21,13 +21,17 @@ strategy reads its owners), or with the reference, through the CheckedPlan's inv
 on `score_scenario`; the rows are the same). The strategies take both without checking,
 sorting or inverting them again, so `assign_micros` is the strategy's own work on inputs
 already checked (a CheckedPlan not inverted yet is inverted by the strategy that reads it). A
-plan that fails the check is passed on as it was, for the strategy to refuse.
+plan that fails the check is passed on as it was, for the strategy to refuse. The contract's
+PreviousMismatchWarning (a caller's previous plan sharing no queue with the group) is not for
+these plans, whose queues can all be gone rightly: a CheckedPlan is not looked at, and the one
+path that passes plain plans, each consumer's own part under client views, silences it.
 Runtime complexity: per step and strategy, the strategy's own cost plus O(|Q| + |C|).
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from rebalancing.contract import (
     AssignFunction,
     CheckedPlan,
+    PreviousMismatchWarning,
     ProtocolRun,
     SortedIds,
     StrategySession,
@@ -231,15 +236,18 @@ class _Runner:
                 run = self.session.rebalance(group.queues, group.consumers)
                 result: Any = run.owners
             elif views is not None:
-                self.outcome = client_side_rebalance(
-                    self.strategy.assign,
-                    group.step.queues,
-                    group.step.consumers,
-                    views.queues_before,
-                    views.consumers_before,
-                    self.plan,
-                    views.lags,
-                )
+                with warnings.catch_warnings():
+                    # a consumer's own view of the plan: all its queues can be gone, rightly
+                    warnings.simplefilter("ignore", PreviousMismatchWarning)
+                    self.outcome = client_side_rebalance(
+                        self.strategy.assign,
+                        group.step.queues,
+                        group.step.consumers,
+                        views.queues_before,
+                        views.consumers_before,
+                        self.plan,
+                        views.lags,
+                    )
                 result = self.outcome.plan
             else:
                 result = self.strategy.assign(group.queues, group.consumers, self.previous)
@@ -254,9 +262,18 @@ class _Runner:
 
 def _as_plan(result: Any) -> tuple[dict[Any, list[Any]], str | None]:
     """`result` as consumer -> list of queues (copied only where it holds other iterables), or
-    an empty plan and why `result` is not one."""
+    an empty plan and why `result` is not one (what reading it raised, too: a key no dict can
+    hold, queues that raise when read)."""
     if type(result) is dict and set(map(type, result.values())) <= {list}:  # the common case
         return result, None
+    try:
+        return _copied_plan(result)
+    except Exception as error:  # the row reports it; one broken strategy stops nothing
+        return {}, f"{type(error).__name__}: the plan cannot be read: {error}"
+
+
+def _copied_plan(result: Any) -> tuple[dict[Any, list[Any]], str | None]:
+    """`_as_plan` past its common case; raises what reading `result` raises."""
     if not isinstance(result, Mapping):
         return (
             {},

@@ -10,7 +10,9 @@ churn operators meet most, and take several rebalances, each a step of that kind
   of the group at a time (Kubernetes' default maxUnavailable of 25%; one at a time in groups of
   up to four): two rebalances per batch, what Kafka users add static membership to survive;
 - `autoscaling`: 2-4 steps in one direction, each adding (or each removing) the same number of
-  consumers, 2 to a quarter of the group;
+  consumers, 2 or up to a quarter of the group; removing only where two steps of that size
+  leave a consumer (a group of more than twice the size: a group of 3 or 4 scales out), and
+  then fewer steps than drawn (never fewer than 2) where the next would empty the group;
 - `flapping`: one consumer crashes and rejoins under its id, 2-5 times.
 
 A graceful leave and a crash are the same input to every strategy here: the consumer is gone
@@ -240,10 +242,14 @@ class _Generator:
     def autoscaling(
         self, index: int, queues: Sequence[int], consumers: Sequence[str]
     ) -> Iterator[Step]:
-        """2-4 steps of the same size, all adding or all removing consumers (never the last)."""
+        """2-4 steps of the same size, all adding or all removing consumers (never the last:
+        a group that two steps in would empty scales out)."""
         rng = self.rng
         size = rng.randint(2, max(2, len(consumers) // 4))
+        # the draws as they always were, so that the scenarios that scaled in or out rightly
+        # stay as they were; only a group too small for two steps in now scales out
         scale_in = len(consumers) > size and rng.random() < 0.5
+        scale_in = scale_in and len(consumers) > 2 * size
         present = list(consumers)
         for offset in range(rng.randint(2, 4)):
             if scale_in:

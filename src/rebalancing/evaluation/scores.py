@@ -16,7 +16,12 @@ returned and the previous assignment P (consumer -> queues, before the change):
 Neither the plan nor P is trusted: every score is computed from what they actually say, so a
 broken strategy shows up as orphans, duplicates or unknown ids instead of an exception, and so
 does the next step, whose P is that broken plan (a queue P lists under several consumers counts
-as held by the first of them, in P's order).
+as held by the first of them, in P's order). Whatever they hold, scoring never raises: a plan
+value that is no iterable of queue ids (None, a number, a str: one id where a list belongs) is
+one unknown queue, an unhashable entry an unknown queue, an unhashable consumer (a Mapping
+that is not a dict) an unknown consumer, and a plan that is no Mapping holds nothing (every
+queue an orphan); in P, such values and consumers hold nothing, and a P that is no Mapping is
+no P.
 Runtime complexity: O(|Q| + |C| + size of P), in passes at C speed for plans of lists (or
 CheckedPlans) of known, distinct queues, what working strategies return; queue by queue
 otherwise. A plan is read once (`read_plan`): the scoring core reuses the reading as the next
@@ -131,9 +136,15 @@ def read_previous(previous: Mapping[Any, Iterable[Any]] | None) -> PreviousReadi
 
 def first_owners(previous: Mapping[Any, Iterable[Any]] | None) -> dict[Any, Any]:
     """queue -> consumer of `previous`, without judging it: a queue listed more than once
-    counts as held by its first holder in `previous`' order."""
+    counts as held by its first holder in `previous`' order; a value that is no iterable of
+    queue ids, and an unhashable consumer, hold nothing, and a `previous` that is no Mapping
+    holds nothing at all."""
     owner: dict[Any, Any] = {}
-    for consumer, owned in reversed(list((previous or {}).items())):  # the first holder last
+    if type(previous) is not dict and not isinstance(previous, Mapping):
+        return owner
+    for consumer, owned in reversed(list(previous.items())):  # the first holder last
+        if not _is_queue_list(owned) or not _is_hashable(consumer):
+            continue
         held = list(owned)
         try:
             owner.update(zip(held, repeat(consumer)))  # at C speed
@@ -192,15 +203,51 @@ def read_plan(
     queue_set: IdSet, consumer_set: IdSet, plan: Mapping[Any, Iterable[Any]]
 ) -> PlanReading:
     """Read `plan` once. A CheckedPlan, or lists of known, distinct queues (what every working
-    strategy returns), are inverted at C speed; anything else is read queue by queue."""
-    if len(plan) == len(consumer_set) and consumer_set.issuperset(plan.keys()):  # keys are C
+    strategy returns), are inverted at C speed; anything else is read queue by queue (a plan
+    that is no Mapping as one that holds nothing)."""
+    if type(plan) is not dict and not isinstance(plan, Mapping):
+        plan = {}
+    if len(plan) == len(consumer_set) and _all_in(plan.keys(), consumer_set):  # keys are C
         inverted = _inverted_if_distinct_lists(plan)
         if inverted is not None and queue_set.issuperset(inverted[0]):
             holders, owned = inverted
             counts = list(map(len, owned.values()))
             return PlanReading(queue_set, holders, counts, 0, 0, 0, owned)
-    unknown_consumers = len(plan.keys() - consumer_set)
+    try:
+        unknown_consumers = len(plan.keys() - consumer_set)
+    except TypeError:  # an unhashable key (a Mapping that is not a dict): none of C
+        unknown_consumers = sum(1 for consumer in plan if not _is_in(consumer, consumer_set))
     return _read_plan_queue_by_queue(queue_set, consumer_set, plan, unknown_consumers)
+
+
+def _all_in(ids: Iterable[Any], id_set: IdSet) -> bool:
+    """Whether every one of `ids` is in `id_set` (an unhashable one is not)."""
+    try:
+        return id_set.issuperset(ids)
+    except TypeError:
+        return False
+
+
+def _is_in(identifier: Any, id_set: IdSet | Mapping[Any, Any]) -> bool:
+    """`identifier in id_set`, False for an unhashable one."""
+    try:
+        return identifier in id_set
+    except TypeError:
+        return False
+
+
+def _is_hashable(identifier: Any) -> bool:
+    try:
+        hash(identifier)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_queue_list(owned: Any) -> bool:
+    """Whether a plan's value can be a list of queue ids: an iterable, not a str or bytes (one
+    id, whose characters are no queues)."""
+    return isinstance(owned, Iterable) and not isinstance(owned, str | bytes)
 
 
 def _inverted_if_distinct_lists(
@@ -236,6 +283,12 @@ def _read_plan_queue_by_queue(
     unknown_queues = 0
     count_of = dict.fromkeys(consumer_set, 0)
     for consumer, owned in plan.items():
+        if not _is_queue_list(owned):  # one entry, and no queue of the group
+            unknown_queues += 1
+            if _is_in(consumer, count_of):
+                count_of[consumer] = 1
+            continue
+        holder = consumer if _is_hashable(consumer) else object()  # an unknown consumer
         count = 0
         for queue in owned:  # read once: the lists may be iterators
             count += 1
@@ -248,9 +301,9 @@ def _read_plan_queue_by_queue(
             elif queue in holders:
                 duplicates.add(queue)
             else:
-                holders[queue] = consumer
-        if consumer in count_of:
-            count_of[consumer] = count
+                holders[queue] = holder
+        if holder in count_of:
+            count_of[holder] = count
     counts = list(count_of.values())
     return PlanReading(
         queue_set, holders, counts, len(duplicates), unknown_queues, unknown_consumers

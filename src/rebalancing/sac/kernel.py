@@ -40,8 +40,10 @@ them.
 Runtime complexity: O(|Q| x new apps + |A| x fresh queues) to subscribe, O(|Q| + |A| log |A|) to
 build the per-app structures, then O(|A| / 64) per release and per promotion (O(log |Q|) more
 for `random`), plus O(|A| / 64 + releasing apps) per round. A change: O(|A|) to find who joined
-and left, O(|Q|) per departed app, O(log |A|) per joining app (amortised: the rows double when
-they run out), O(|Q| x rows) when the queues change (one copy of the FIFO columns).
+and left, O(|A|) more when apps join (their places among the present ones: no id is ever
+compared, as the contract compares only distinct ids, and None < None raises), O(|Q|) per
+departed app, O(1) per joining app (amortised: the rows double when they run out), O(|Q| x
+rows) when the queues change (one copy of the FIFO columns).
 Memory: O(|Q| x |A|) (the FIFOs, as in the protocol itself).
 Compiled on first use and cached on disk by numba (`cache=True`), so a process pays it once.
 
@@ -56,7 +58,6 @@ in passes so that their scattered FIFO reads overlap.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from itertools import repeat
 from typing import Any
 
@@ -912,11 +913,16 @@ class KernelEngine:
             for slot in departed:
                 self.app_in_slot[slot] = None
             self.free_slots.extend(departed)
-        # in sorted order (reproducible), each with its place among the present apps
-        joined = sorted(present - before) if len(apps) > len(before) - len(gone) else []
-        self._reserve_slots(len(joined))
+        # in sorted order (reproducible), each with its place among the present apps: taken
+        # from `apps`, which is sorted, so that no id is compared (None < None raises)
+        joined_places: list[int] = []
+        if len(apps) > len(before) - len(gone):
+            place_of = _numbering(apps)
+            joined_places = sorted(map(place_of.__getitem__, present - before))
+        self._reserve_slots(len(joined_places))
         joined_slots = []
-        for app in joined:
+        for place in joined_places:
+            app = apps[place]
             slot = self.free_slots.pop()
             slot_of[app] = slot
             self.app_in_slot[slot] = app
@@ -924,7 +930,7 @@ class KernelEngine:
         self.members = _members_after(
             self.members,
             departed_slots,
-            _slot_array([bisect_left(apps, app) for app in joined]),
+            _slot_array(joined_places),
             _slot_array(joined_slots),
             self.fifo_next.shape[0],
         )

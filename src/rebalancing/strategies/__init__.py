@@ -15,6 +15,7 @@ from rebalancing.strategies.registry import (
     STRATEGIES,
     SYSTEMS,
     Strategy,
+    UnknownStrategyError,
     resolve,
     select,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "STRATEGIES",
     "SYSTEMS",
     "Strategy",
+    "UnknownStrategyError",
     "averagely",
     "bounded_consistent_hash",
     "consistent_hash",

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from rebalancing.contract import ConsumerT, QueueT, empty_plan, prepare
+from rebalancing.contract import ConsumerT, QueueT, empty_plan, prepare, shortened_repr
 
 HashFunction = Callable[[str], int]
 """Maps a key (a virtual node's or a queue's) to its position on the ring."""
@@ -92,7 +92,8 @@ def ring_positions(hash_function: HashFunction, keys: Iterable[str]) -> list[int
             checked.append(operator.index(position))
         except TypeError:
             raise TypeError(
-                f"hash_function({key!r}) returned {position!r} ({type(position).__name__}), "
+                f"hash_function({shortened_repr(key)}) returned {shortened_repr(position)} "
+                f"({type(position).__name__}), "
                 "not an int"
             ) from None
     return checked

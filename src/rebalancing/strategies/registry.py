@@ -8,13 +8,19 @@ core runs it through one session per scenario and reports the protocol's cost.
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from types import MappingProxyType
 
-from rebalancing.contract import AssignFunction, StrategySession
+from rebalancing.contract import (
+    AssignFunction,
+    ConsumerT,
+    QueueT,
+    StrategySession,
+    shortened_repr,
+)
 from rebalancing.strategies import (
     averagely,
     bounded_consistent_hash,
@@ -54,6 +60,7 @@ class Strategy:
     Kafka assignor under either protocol (the adapters run any plan cooperatively) and on a
     RocketMQ broker, and client-side too when `client_side`; a protocol strategy (one with a
     session) runs only where it says.
+    A Strategy is called as its `assign`: `STRATEGIES["sticky"](queues, consumers, previous)`.
     """
 
     name: str
@@ -62,6 +69,15 @@ class Strategy:
     open_session: Callable[..., StrategySession] | None = None
     client_side: bool = False
     systems: frozenset[str] | None = None
+
+    def __call__(
+        self,
+        queues: Iterable[QueueT],
+        consumers: Iterable[ConsumerT],
+        previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
+    ) -> dict[ConsumerT, list[QueueT]]:
+        """`assign(queues, consumers, previous)`: a Strategy stands wherever a function does."""
+        return self.assign(queues, consumers, previous)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -84,11 +100,56 @@ class Strategy:
             )
 
 
-def _by_name(*strategies: Strategy) -> Mapping[str, Strategy]:
-    return MappingProxyType({strategy.name: strategy for strategy in strategies})
+class UnknownStrategyError(KeyError):
+    """A name the registry does not hold: a KeyError (what a Mapping's readers expect) whose
+    message lists the known names and suggests the closest one."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""  # KeyError's own would show the repr
 
 
-STRATEGIES: Mapping[str, Strategy] = _by_name(
+class Registry(Mapping[str, Strategy]):
+    """The registered strategies by name, read-only, in registration order; a lookup of an
+    unknown name raises UnknownStrategyError listing the known ones."""
+
+    def __init__(self, *strategies: Strategy) -> None:
+        self._by_name = {strategy.name: strategy for strategy in strategies}
+
+    def __getitem__(self, name: str) -> Strategy:
+        try:
+            return self._by_name[name]
+        except (KeyError, TypeError):  # TypeError: an unhashable name
+            hint = known_names_hint(name, self._by_name)
+            raise UnknownStrategyError(
+                f"unknown strategy {shortened_repr(name)} ({hint})"
+            ) from None
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            return name in self._by_name
+        except TypeError:
+            return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_name)
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __repr__(self) -> str:
+        return f"Registry({', '.join(self._by_name)})"
+
+
+def known_names_hint(name: object, known: Iterable[str]) -> str:
+    """ "did you mean 'sticky'? known: averagely, ..." for a name the registry lacks: the closest
+    known name (difflib), when one is close, then every known name."""
+    names = list(known)
+    close = difflib.get_close_matches(name, names, n=1) if isinstance(name, str) else []
+    suggestion = f"did you mean {close[0]!r}? " if close else ""
+    return f"{suggestion}known: {', '.join(names)}"
+
+
+STRATEGIES: Mapping[str, Strategy] = Registry(
     Strategy(
         "averagely", averagely.assign, "RocketMQ AllocateMessageQueueAveragely", client_side=True
     ),
@@ -178,20 +239,21 @@ def resolve(name: str) -> Strategy:
     module_name, colon, attribute = name.partition(":")
     if not colon:
         raise ValueError(
-            f"unknown strategy {name!r}: not a registered name ({', '.join(STRATEGIES)}) "
-            "and not of the form package.module:function"
+            f"unknown strategy {shortened_repr(name)}: not a registered name "
+            f"({known_names_hint(name, STRATEGIES)}) and not of the form package.module:function"
         )
     if not module_name or not attribute or module_name.startswith("."):
         raise ValueError(
-            f"strategy {name!r}: expected package.module:function, an absolute module name "
+            f"strategy {shortened_repr(name)}: expected package.module:function, an absolute "
+            "module name "
             "and a function name"
         )
     try:
         module = importlib.import_module(module_name)
     except Exception as error:  # a user's module may fail to import in any way: say how
         raise ValueError(
-            f"strategy {name!r}: could not import module {module_name!r} "
-            f"({type(error).__name__}: {error})"
+            f"strategy {shortened_repr(name)}: could not import module "
+            f"{shortened_repr(module_name)} ({type(error).__name__}: {error})"
         ) from error
     found = getattr(module, attribute, None)
     if isinstance(found, Strategy):
