@@ -13,6 +13,7 @@ import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
+from types import MappingProxyType
 
 from rebalancing.contract import (
     AssignFunction,
