@@ -212,12 +212,12 @@ def _variance_of_mean(aggregate: Aggregate) -> float:
 
 
 def _broken(metrics: Mapping[str, Aggregate]) -> str | None:
-    """Why a candidate's plans cannot be trusted, or None."""
+    """Why a candidate's plans cannot be trusted, or None: every score that must be 0 (the
+    glossary says which) and was not, in some rebalance."""
     problems = []
-    for metric in ("failed", "orphans", "duplicates", "unknown_queues", "unknown_consumers"):
-        aggregate = metrics[metric]
-        if aggregate.max:
-            score = SCORES[metric]
+    for score in SCORES.values():
+        aggregate = metrics.get(score.metric)
+        if score.better == "zero" and aggregate is not None and aggregate.max:
             worst = format_value(score, aggregate.mean if score.percent else aggregate.max)
             problems.append(f"{score.label} {worst}{' %' if score.percent else ''}")
     return ", ".join(problems) or None
