@@ -111,7 +111,7 @@ def main() -> int:
     sections: list[str] = []
     for system in SYSTEM_ORDER:
         title = SYSTEM_VERDICTS[system].title
-        sections.append(f"## {title} (`--system {system}`)\n")
+        sections.append(f"## {title} (`--system {system}`) {{#{system}}}\n")
         for anchor, heading, options in GROUPS:
             arguments = _arguments(system, options, given.scenarios_scale)
             with tempfile.TemporaryDirectory() as out:

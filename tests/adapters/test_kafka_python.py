@@ -351,8 +351,9 @@ def run_history(
 ) -> Group:
     """The group through the history, settled after each change and checked: valid, balanced
     (but for consistent_hash, which does not balance), as sticky as balance allows for sticky,
-    KIP-429's promise when cooperative; and after a static member's restart, the plan in
-    force before it, by group.instance.id: the member keeps its partitions, nobody moves."""
+    KIP-429's promise when cooperative; and after a static member's restart that the broker
+    answers with its assignment, the plan in force before it, by group.instance.id: the member
+    keeps its partitions, nobody moves."""
     partitions, events = history
     group = Group(
         Cluster(partitions),
@@ -378,7 +379,7 @@ def run_history(
         )
         if cooperative:
             assert_cooperative(rounds)
-        if event[0].startswith("restart"):
+        if event[0] == "restart":  # given its assignment back by the broker
             assert rounds[-1].plan == settled, (event, settled)
         settled = group.held
     return group
@@ -411,8 +412,9 @@ def test_static_members_keep_their_partitions_when_their_consumers_restart(
 ) -> None:
     """Static members (group.instance.id, KIP-345) through generations of joins, leaves,
     time-outs and restarts, each under a new member id: a restart given its assignment back
-    by the broker, or one that joins a rebalance claiming nothing, leaves the plan as it was
-    (run_history); every plan valid and, where the strategy promises it, balanced and sticky."""
+    by the broker leaves the plan as it was (run_history); one that joins a rebalance claiming
+    nothing (its new process remembers nothing) may lose what it held, as in Kafka; every plan
+    valid and, where the strategy promises it, balanced and sticky."""
     run_history(strategy, history, cooperative=cooperative, static=True)
 
 
