@@ -519,7 +519,7 @@ def standing_lines(verdict: Verdict, width: int) -> list[str]:
     lines = []
     if verdict.dominated:
         dominated = "; ".join(
-            f"{name} by {', '.join(sorted(verdict.dominated[name], key=order.index))}"
+            f"{name} by {_first_few(sorted(verdict.dominated[name], key=order.index))}"
             for name in order
             if name in verdict.dominated
         )
@@ -540,6 +540,12 @@ def standing_lines(verdict: Verdict, width: int) -> list[str]:
         lines.append(_wrap(f"Not scored in this run: {', '.join(verdict.missing)}.", width))
     lines += [_wrap(note, width) for note in verdict.notes]
     return lines
+
+
+def _first_few(names: list[str], shown: int = 2) -> str:
+    """The first `shown` names, and how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def render_markdown(verdict: Verdict, profile: str) -> str:
