@@ -18,6 +18,7 @@ from rebalancing.evaluation.verdict import (
     compare,
     conclusion,
     decide,
+    how_to_run,
     render_markdown,
     render_text,
 )
@@ -206,3 +207,18 @@ def test_which_side_is_better_follows_the_score(better: str) -> None:
     score = SCORES["moves" if better == "lower" else "stickiness"]
     low, high = exactly(1.0), exactly(2.0)
     assert compare(low, high, score).better == (-1 if better == "lower" else 1)
+
+
+def test_the_verdict_says_how_to_run_the_recommendation_on_its_system() -> None:
+    assert "kafka_python_assignor('sticky')" in (how_to_run("kafka-eager", "sticky") or "")
+    cooperative = how_to_run("kafka-cooperative", "averagely") or ""
+    assert "kafka_python_assignor('averagely', cooperative=True)" in cooperative
+    assert "AllocateMessageQueueAveragely" in (how_to_run("rocketmq-client", "averagely") or "")
+    ported = how_to_run("rocketmq-client", "bounded_consistent_hash") or ""
+    assert "port rebalancing.strategies.bounded_consistent_hash" in ported
+    assert "release='newest'" in (how_to_run("rabbitmq-sac", "sac_newest") or "")
+    assert how_to_run("any", "sticky") is None
+    assert how_to_run("kafka-eager", "my.module:assign") is None
+    summary = summary_of(sticky=metrics(moves=exactly(1.0)), averagely=metrics(moves=exactly(9.0)))
+    text = render_text(decide(summary, SYSTEM_VERDICTS["kafka-eager"]), "p")
+    assert text.splitlines()[-1].endswith("follows the same rules.")

@@ -73,7 +73,7 @@ def quantile_bands(
         axes.set_ylim(bounds[0] - margin, bounds[1] + margin)
     axes.set_ylabel(label)
     axes.set_title(title)
-    axes.legend(fontsize=8, ncols=2)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside, not over
     figure.tight_layout()
     return figure
 
@@ -182,9 +182,10 @@ def stickiness_gap(summary: Summary) -> Figure:
     (0 means the strategy kept every pair that balance allowed)."""
     figure, axes = plt.subplots(figsize=(9, 4.5))
     strategies = _strategies(summary)
-    changes = sorted(
-        {change for (_, change), metrics in summary.items() if metrics["stickiness_gap"].count}
-    )
+    measured = {
+        change for (_, change), metrics in summary.items() if metrics["stickiness_gap"].count
+    }
+    changes = [*sorted(measured - {ALL_CHANGES}), *sorted(measured & {ALL_CHANGES})]
     width = 0.8 / max(len(strategies), 1)
     for offset, strategy in enumerate(strategies):
         means, tops = [], []
@@ -234,7 +235,11 @@ def _quantile_bars(summary: Summary, metric: str, strategies: list[str], title: 
             )
     axes.set_xticks(range(len(strategies)), strategies, rotation=20, ha="right")
     axes.set_yscale("symlog", linthresh=1.0)
-    axes.set_ylim(bottom=0)
+    highest = max(
+        (summary[(strategy, ALL_CHANGES)][metric].max or 0.0 for strategy in strategies),
+        default=1.0,
+    )
+    axes.set_ylim(0, max(highest, 1.0) * 2.5)  # room above the highest marker
     axes.set_title(title)
     axes.legend()
     figure.tight_layout()
@@ -437,8 +442,9 @@ HARNESS_FIGURES: tuple[tuple[str, FigureDrawing, str, str], ...] = (
         "Queues paused per change kind",
         "Lower is better: queues with no consumer while the group rebalances. A plain "
         "strategy is scored under Kafka's eager protocol, which pauses every queue a remaining "
-        "consumer read; cooperative_sticky pauses only what moves, SAC only what it releases. "
-        + BANDS,
+        "consumer read; under the cooperative protocol (cooperative_sticky, or any strategy with "
+        "cooperative=True) only what moves pauses: read the moves figure then. SAC pauses what "
+        "it releases. " + BANDS,
     ),
     (
         "stickiness_gap.png",
@@ -446,7 +452,9 @@ HARNESS_FIGURES: tuple[tuple[str, FigureDrawing, str, str], ...] = (
         "Gap to the best achievable stickiness",
         "Lower is better: how many queues (as a share) a strategy moved beyond what balance "
         "required, against the best plan with spread at most 1 for the same change. 0 means "
-        "nothing better was possible; sticky strategies should sit near 0, round robin does not.",
+        "nothing better was possible; sticky strategies should sit near 0, round robin does not. "
+        "A strategy that does not balance (consistent_hash) can keep more than any balanced "
+        "plan could: its gap goes below 0.",
     ),
     (
         "client_views.png",

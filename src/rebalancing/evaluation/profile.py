@@ -8,11 +8,13 @@ ParameterError naming the option.
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from rebalancing.evaluation.glossary import scores_help
 from rebalancing.evaluation.scenarios import CHANGE_KINDS, ScenarioSettings
@@ -171,9 +173,26 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """A bad option is one line naming it (and the closest known option for a misspelt one),
+    exit 2, instead of the usage block and then the error."""
+
+    def error(self, message: str) -> NoReturn:
+        hint = ""
+        if message.startswith("unrecognized arguments:"):
+            known = [option for action in self._actions for option in action.option_strings]
+            for given in message.split(":", 1)[1].split():
+                close = difflib.get_close_matches(given.split("=")[0], known, n=1)
+                if given.startswith("-") and close:
+                    hint = f" (did you mean {close[0]}?)"
+                    break
+        self.exit(2, f"error: {message}{hint}; see {self.prog} --help\n")
+
+
 def new_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """A parser whose --help shows every default and ends with the scores' glossary."""
-    return argparse.ArgumentParser(
+    """A parser whose --help shows every default and ends with the scores' glossary, and whose
+    errors are one line."""
+    return _OneLineErrors(
         prog=prog, description=description, formatter_class=_HelpFormatter, epilog=scores_help()
     )
 
@@ -196,7 +215,9 @@ def add_profile_arguments(
         default=None,
         help="churn: relative weights of change kinds, e.g. rolling_restart=3,crash=1; kinds: "
         + ", ".join(CHANGE_KINDS)
-        + " (default: all alike)",
+        + " (default: all alike); rolling_restart and flapping bring consumers back under their "
+        "id, as Kafka's static members (group.instance.id) come back: for dynamic members "
+        "use leave and join",
     )
     group.add_argument("--changes", default="1:6", help="changes per scenario, N or LOW:HIGH")
     run = parser.add_argument_group("the run")
@@ -232,6 +253,13 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
         specs = system.candidates()
     else:
         specs = strategy_specs(namespace.strategies)
+        resolved = select(",".join(specs))
+        if not any(system.accepts(strategy) for strategy in resolved):
+            raise ParameterError(
+                f"--strategies: none of {', '.join(specs)} runs on --system {system.name} "
+                f"(its candidates: {', '.join(system.candidates())}); add one of them, or "
+                "choose another --system"
+            )
     views = namespace.views or system.views
     try:
         settings = ScenarioSettings(

@@ -23,7 +23,13 @@ from typing import Any, NamedTuple
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate, markdown_table
 from rebalancing.evaluation.glossary import SUMMARY_COLUMNS, VIEW_COLUMNS
-from rebalancing.evaluation.verdict import Verdict, conclusion, standing_lines, table
+from rebalancing.evaluation.verdict import (
+    Verdict,
+    conclusion,
+    how_line,
+    standing_lines,
+    table,
+)
 
 REPORT_PAGE = "report.html"
 """The page's file name in a run's output directory."""
@@ -63,7 +69,7 @@ p.reading { margin: 0 0 0.6rem; max-width: 60rem; }
 section#answer { background: #f6f8fc; border: 1px solid #c9d3e6; padding: 0.4rem 1rem 0.8rem; }
 section#answer h2 { margin-top: 0.4rem; border: none; }
 p.conclusion { font-size: 1.1rem; font-weight: 600; margin: 0.4rem 0; max-width: 70rem; }
-p.profile, p.costs, p.standing { margin: 0.2rem 0; max-width: 70rem; }
+p.profile, p.costs, p.standing, p.how { margin: 0.2rem 0; max-width: 70rem; }
 table.verdict td.number { text-align: right; font-variant-numeric: tabular-nums; }
 table.verdict tr.recommended td { font-weight: 600; background: #e3f1e3; }
 table.glossary td:first-child { white-space: nowrap; font-weight: 600; }
@@ -172,10 +178,13 @@ def answer_html(verdict: Verdict, profile: str) -> str:
     notes = "".join(
         f'<p class="standing">{html.escape(line)}</p>' for line in standing_lines(verdict, 0)
     )
+    how = how_line(verdict)
+    how_html = f'<p class="how">{html.escape(how)}</p>' if how else ""
     return (
         '<section id="answer">'
         f"<h2>Which strategy for this group on {html.escape(verdict.system.title)}?</h2>"
         f'<p class="conclusion">{html.escape(conclusion(verdict))}</p>'
+        f"{how_html}"
         f'<p class="profile">The group: {html.escape(profile)}</p>'
         f'<p class="costs">What it pays for: {html.escape(verdict.system.costs)}.</p>'
         f'<div class="scroll"><table class="verdict"><thead><tr>{head}</tr></thead>'

@@ -362,7 +362,8 @@ def _reason(
     return (
         f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
         f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "
-        f"{runner_up}, the next best (difference {_value(abs(difference.difference), score)}"
+        f"{runner_up}, the best of the others still in the running (difference "
+        f"{_value(abs(difference.difference), score)}"
         f" ± {_value(difference.half_width, score)}{unit} at 95%"
         + (f"; level on {level}" if level else "")
         + ")."
@@ -486,6 +487,53 @@ def conclusion(verdict: Verdict) -> str:
     return f"Use {verdict.recommended[0]}. " + verdict.reason
 
 
+_KAFKA_BUILT_IN = {
+    "averagely": "RangeAssignor (the same plan for one topic)",
+    "round_robin": "RoundRobinAssignor",
+    "sticky": "StickyAssignor",
+    "cooperative_sticky": "CooperativeStickyAssignor",
+}
+_ROCKETMQ_BUILT_IN = {
+    "averagely": "AllocateMessageQueueAveragely",
+    "round_robin": "AllocateMessageQueueAveragelyByCircle",
+    "consistent_hash": "AllocateMessageQueueConsistentHash",
+}
+_SAC_RELEASE = {"sac": "highest", "sac_newest": "newest", "sac_random": "random"}
+
+
+def how_to_run(system: str, strategy: str) -> str | None:
+    """Where `strategy` plugs in on `system`, in a sentence: the adapter call, or the system's
+    own class that makes the same plan; None where this project knows no way (a user's
+    strategy, or `any`)."""
+    if system in ("kafka-eager", "kafka-cooperative") and strategy in STRATEGIES:
+        cooperative = ", cooperative=True" if system == "kafka-cooperative" else ""
+        if strategy == "cooperative_sticky":
+            cooperative = ""
+        built_in = _KAFKA_BUILT_IN.get(strategy)
+        own = f"; Kafka's own {built_in} follows the same rules" if built_in else ""
+        return (
+            "In kafka-python: partition_assignment_strategy=["
+            f"kafka_python_assignor({strategy!r}{cooperative})] "
+            f"(rebalancing.adapters.kafka){own}."
+        )
+    if system.startswith("rocketmq") and strategy in STRATEGIES:
+        if strategy in _ROCKETMQ_BUILT_IN:
+            return f"RocketMQ ships it: {_ROCKETMQ_BUILT_IN[strategy]}."
+        where = "on every client" if system == "rocketmq-client" else "where the plan is made"
+        return (
+            f"RocketMQ has no {strategy}: port rebalancing.strategies.{strategy} (its docstring "
+            f"gives the algorithm) to an AllocateMessageQueueStrategy {where}."
+        )
+    if system == "rabbitmq-sac" and strategy in _SAC_RELEASE:
+        return (
+            "In each app: rebalancing.adapters.rabbitmq.GroupMember(..., "
+            f"release={_SAC_RELEASE[strategy]!r})."
+        )
+    if system == "rabbitmq-sac" and strategy == "super_stream":
+        return "RabbitMQ streams do it themselves: single active consumer on a super stream."
+    return None
+
+
 def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
     """The verdict for a terminal: at most about 30 lines, the conclusion last."""
     headers, rows = table(verdict)
@@ -510,7 +558,17 @@ def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
     lines.append("")
     lines += standing_lines(verdict, width)
     lines.append(_wrap(conclusion(verdict), width))
+    how = how_line(verdict)
+    if how:
+        lines.append(_wrap(how, width))
     return "\n".join(lines)
+
+
+def how_line(verdict: Verdict) -> str | None:
+    """How to run the recommendation on the verdict's system (nothing for a tie)."""
+    if len(verdict.recommended) != 1:
+        return None
+    return how_to_run(verdict.system.name, verdict.recommended[0])
 
 
 def standing_lines(verdict: Verdict, width: int) -> list[str]:
@@ -560,6 +618,7 @@ def render_markdown(verdict: Verdict, profile: str) -> str:
         "",
         *(f"{line}\n" for line in standing_lines(verdict, 0)),
         f"**{conclusion(verdict)}**",
+        *(["", how] if (how := how_line(verdict)) else []),
     ]
     return "\n".join(lines)
 
