@@ -46,17 +46,7 @@ def compare_main(arguments: Sequence[str]) -> int:
     from rebalancing.harness.job import run  # imports pyspark
     from rebalancing.harness.options import HarnessOptions
 
-    assert profile.out is not None  # --out has a default
-    options = HarnessOptions(
-        scenarios=profile.scenarios,
-        seed=profile.seed,
-        strategies=profile.strategies,
-        out=profile.out,
-        settings=profile.settings,
-        views=profile.views,
-        view_settings=profile.view_settings,
-        system=profile.system,
-    )
+    options = HarnessOptions.from_profile(profile)  # --out has a default
     print(closing_lines(run(options), profile))
     return 0
 

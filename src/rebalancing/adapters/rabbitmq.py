@@ -261,12 +261,8 @@ class GroupMember:
     `leave()` leaves gracefully (announce, cancel, finish work, give the tokens back). A lost
     connection ends the member (`status().error` says why): the broker moves its tokens.
 
-    The release policy defaults to "highest", the reading the spec's explorer and the earlier
-    figures use; measured on three typical groups (docs/choosing-a-strategy.md, made by
-    benchmarks/choosing_a_strategy.py on 2026-11-26), "newest" dominates it: it pauses 16.6
-    queues per rebalance against 31.1 (64 queues, rolling restarts), 212 against 653 (1,024
-    queues, autoscaling) and 34.5 against 57.4 (256 queues, crashes), with fewer releases and
-    rounds. Pass release="newest" for a real group.
+    Pass release="newest": it dominates the default "highest" on every typical group measured
+    (rebalancing.strategies.sac.Session says by how much).
     """
 
     def __init__(

@@ -8,6 +8,7 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rebalancing.evaluation.profile import (
     ParameterError,
@@ -43,6 +44,23 @@ class HarnessOptions:
     views: str = "broker"
     view_settings: ViewSettings = field(default_factory=ViewSettings)
     system: str = ANY_SYSTEM  # where the group runs: the verdict's candidates and costs
+
+    @classmethod
+    def from_profile(cls, profile: Profile, **spark: Any) -> HarnessOptions:
+        """The run of `profile` (whose `out` must be set), with Spark options `spark`."""
+        if profile.out is None:
+            raise ValueError("the harness writes its outputs: the profile needs an out directory")
+        return cls(
+            scenarios=profile.scenarios,
+            seed=profile.seed,
+            strategies=profile.strategies,
+            out=profile.out,
+            settings=profile.settings,
+            views=profile.views,
+            view_settings=profile.view_settings,
+            system=profile.system,
+            **spark,
+        )
 
     @property
     def profile(self) -> Profile:
@@ -98,20 +116,11 @@ def parse_options(arguments: Sequence[str] | None = None) -> HarnessOptions:
         raise ParameterError("--remote and --master exclude each other: give one of them")
     if namespace.remote is not None and not namespace.remote.startswith("sc://"):
         raise ParameterError(f"--remote: expected sc://HOST:PORT, got {namespace.remote!r}")
-    profile = profile_from(namespace)
-    assert profile.out is not None  # --out has a default here
-    return HarnessOptions(
-        scenarios=profile.scenarios,
-        seed=profile.seed,
-        strategies=profile.strategies,
+    return HarnessOptions.from_profile(
+        profile_from(namespace),
         partitions=namespace.partitions,
         master=namespace.master,
         remote=namespace.remote,
-        out=profile.out,
         raw=namespace.raw,
         scenarios_per_batch=namespace.scenarios_per_batch,
-        settings=profile.settings,
-        views=profile.views,
-        view_settings=profile.view_settings,
-        system=profile.system,
     )
