@@ -4,7 +4,10 @@ a strategy's plan, and the two phases of a cooperative rebalance (KIP-429)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import logging
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -20,8 +23,10 @@ from rebalancing.adapters.kafka_plan import (
     plan_group,
     subscribed_partitions,
 )
+from rebalancing.contract import PreviousMismatchWarning
 from rebalancing.evaluation.scores import score
 from rebalancing.strategies import STRATEGIES, Strategy, resolve, sticky
+from tests.evaluation.test_scores import JUNK
 
 STICKY = STRATEGIES["sticky"]
 
@@ -132,6 +137,23 @@ def test_a_topic_the_cluster_does_not_know_has_nothing_to_assign() -> None:
     assert plan == {"a": [("t", 0)], "b": [("t", 1)]}
 
 
+@pytest.mark.parametrize("other_topics", [["t"], ["t", "u"]], ids=["one group", "per topic"])
+def test_claims_on_a_deleted_topic_are_dropped_without_an_id_form_warning(
+    other_topics: list[str],
+) -> None:
+    """Claims on partitions that no longer exist are normal in Kafka (a topic deleted, a
+    subscription dropped): the strategy is not told of them, so it does not warn that the
+    ids might be of another form (PreviousMismatchWarning)."""
+    members = [
+        member("a", ["t", "u"], [("deleted", 0), ("u", 0)], generation=3),
+        member("b", other_topics),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PreviousMismatchWarning)
+        plan = plan_group(STICKY, {"t": range(2)}, members)
+    assert sorted(plan["a"] + plan["b"]) == [("t", 0), ("t", 1)]
+
+
 def test_an_empty_group_gets_an_empty_plan() -> None:
     assert plan_group(STICKY, {"t": range(3)}, []) == {}
 
@@ -185,6 +207,262 @@ def test_a_group_instance_id_must_be_a_non_empty_string(instance: Any) -> None:
 def test_a_member_id_must_be_a_string() -> None:
     with pytest.raises(TypeError, match="member id 3 is not a str"):
         Subscription(3, frozenset())  # type: ignore[arg-type]
+
+
+# --- what the planner accepts, and how it refuses the rest ------------------------------
+
+
+@contextmanager
+def records_logged() -> Iterator[list[logging.LogRecord]]:
+    """The records the planner logs inside the block (its warnings are how it reports odd but
+    valid input, so refused input must log nothing)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("rebalancing.adapters.kafka_plan")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+@pytest.mark.parametrize("topics", ["orders", b"orders", bytearray(b"orders")])
+def test_topics_given_as_one_string_are_refused_naming_the_member(topics: Any) -> None:
+    with records_logged() as records, pytest.raises(TypeError) as refused:
+        Subscription("m-2", topics)
+    assert "member 'm-2'" in str(refused.value)
+    assert "a set of topic names, e.g. {'orders'}" in str(refused.value)
+    assert records == []
+
+
+@pytest.mark.parametrize(
+    "topics",
+    [{"orders", "audit"}, ["audit", "orders"], ("orders", "audit"), iter(["audit", "orders"])],
+)
+def test_topics_may_be_any_collection_of_names_and_are_kept_as_a_frozenset(topics: Any) -> None:
+    assert Subscription("m", topics).topics == frozenset({"audit", "orders"})
+
+
+def test_members_subscribing_to_sets_of_different_topics_are_planned_per_topic() -> None:
+    members = [Subscription("a", {"t"}), Subscription("b", {"t", "u"})]
+    assert plan_group(STICKY, {"t": range(2), "u": range(1)}, members) == {
+        "a": [("t", 0)],
+        "b": [("t", 1), ("u", 0)],
+    }
+
+
+@pytest.mark.parametrize(
+    ("topics", "error", "message"),
+    [
+        (["orders", 3], TypeError, "member 'm': topic 3 is int, not a str"),
+        (["orders", ""], ValueError, "member 'm': a topic name is empty"),
+        (None, TypeError, "member 'm': topics must be a set of topic names"),
+        (7, TypeError, "member 'm': topics must be a set of topic names"),
+    ],
+)
+def test_a_topic_must_be_a_non_empty_name(topics: Any, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        Subscription("m", topics)
+
+
+def test_an_owned_partition_given_as_a_two_item_list_is_taken_as_a_pair() -> None:
+    """JSON has no tuples: a group's state read from JSON lists its partitions as lists."""
+    claimed = Subscription("m-1", {"orders"}, owned=(["orders", 0], ("orders", 1)), generation=2)
+    assert claimed.owned == (("orders", 0), ("orders", 1))
+    assert ownership([claimed]).previous == {"m-1": [("orders", 0), ("orders", 1)]}
+
+
+@pytest.mark.parametrize(
+    ("owned", "error", "message"),
+    [
+        (
+            ("orders", 0),
+            TypeError,
+            r"member 'm': owned item 'orders' is not a \(topic, partition\)",
+        ),
+        ("orders", TypeError, r"member 'm': owned must be a collection of \(topic, partition\)"),
+        (3, TypeError, r"member 'm': owned must be a collection of \(topic, partition\)"),
+        ([["orders"]], TypeError, r"owned item \['orders'\] is not a \(topic, partition\)"),
+        ([("orders", 0, 1)], TypeError, r"owned item \('orders', 0, 1\) is not a \(topic, "),
+        ([(0, "orders")], TypeError, r"owned item \(0, 'orders'\): topic 0 is int, not a str"),
+        ([("orders", 1.0)], TypeError, r"owned item \('orders', 1\.0\): partition 1\.0 is"),
+        ([("orders", True)], TypeError, r"owned item \('orders', True\): partition True is"),
+        ([("orders", -1)], ValueError, r"owned item \('orders', -1\): partition -1 is negat"),
+        ([("", 0)], ValueError, r"owned item \('', 0\): a topic name is empty"),
+        ([{"orders": 0}], TypeError, r"owned item \{'orders': 0\} is not a \(topic, partition\)"),
+    ],
+)
+def test_an_owned_item_that_is_not_a_topic_partition_pair_is_refused_naming_it(
+    owned: Any, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        Subscription("m", {"orders"}, owned=owned, generation=1)
+
+
+@pytest.mark.parametrize(
+    ("generation", "error", "message"),
+    [
+        ("7", TypeError, "member 'm': generation '7' is str, not an int"),
+        (7.0, TypeError, "member 'm': generation 7.0 is float, not an int"),
+        (True, TypeError, "member 'm': generation True is bool, not an int"),
+        (-2, ValueError, r"member 'm': generation -2 is below NO_GENERATION \(-1\)"),
+    ],
+)
+def test_a_generation_is_an_int_from_no_generation_up(
+    generation: Any, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        Subscription("m", {"orders"}, generation=generation)
+
+
+@pytest.mark.parametrize("name", ["sticky", "rebalancing.strategies.sticky:assign"])
+def test_plan_group_takes_a_strategy_by_name_as_the_command_lines_do(name: str) -> None:
+    members = [member("a", ["t"], [("t", 0), ("t", 1)], generation=1), member("b", ["t"])]
+    assert plan_group(name, {"t": range(4)}, members) == plan_group(
+        STICKY, {"t": range(4)}, members
+    )
+
+
+@pytest.mark.parametrize(
+    ("strategy", "error", "message"),
+    [
+        ("stiky", ValueError, "unknown strategy 'stiky'"),
+        (3, TypeError, "strategy must be a name or a Strategy, not int"),
+        (sticky.assign, TypeError, "strategy must be a name or a Strategy, not function"),
+    ],
+)
+def test_plan_group_names_a_strategy_it_cannot_run(
+    strategy: Any, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        plan_group(strategy, {"t": range(2)}, [member("a", ["t"])])
+
+
+@pytest.mark.parametrize(
+    ("subscriptions", "message"),
+    [
+        (member("a", ["t"]), "subscriptions must be a collection of Subscription, not one"),
+        ([member("a", ["t"]), {"member_id": "b"}], "subscription 1 is dict, not a Subscription"),
+        (None, "subscriptions must be a collection of Subscription, not NoneType"),
+    ],
+)
+def test_plan_group_refuses_what_is_not_a_subscription_naming_it(
+    subscriptions: Any, message: str
+) -> None:
+    with pytest.raises(TypeError, match=message):
+        plan_group(STICKY, {"t": range(2)}, subscriptions)
+
+
+def test_plan_group_reads_subscriptions_given_as_an_iterator_once() -> None:
+    members = [member("a", ["t"], [("t", 0)], generation=1), member("b", ["t"])]
+    expected = plan_group(STICKY, {"t": range(4)}, members)
+    assert plan_group(STICKY, {"t": range(4)}, iter(members)) == expected
+
+
+@pytest.mark.parametrize(
+    ("partitions", "error", "message"),
+    [
+        (["t"], TypeError, "partition metadata must be a mapping topic -> partition numbers"),
+        (
+            {"t": 6},
+            TypeError,
+            r"of topic 't': partition numbers must be a collection of ints, .* not int 6",
+        ),
+        (
+            {"t": "012"},
+            TypeError,
+            "of topic 't': partition numbers must be a collection of ints, .* not str '012'",
+        ),
+        ({"t": [0, "1"]}, TypeError, "topic 't': partition '1' is str, not an int"),
+        ({"t": [0, -1]}, ValueError, "topic 't': partition -1 is negative"),
+        ({"t": [0, 1, 0]}, ValueError, "topic 't': partition 0 is listed twice"),
+        ({3: [0]}, TypeError, "partition metadata: topic 3 is int, not a str"),
+    ],
+)
+def test_partition_metadata_maps_topic_names_to_distinct_partition_numbers(
+    partitions: Any, error: type, message: str
+) -> None:
+    with records_logged() as records, pytest.raises(error, match=message):
+        plan_group(STICKY, partitions, [member("a", ["t"])])
+    assert records == []
+
+
+def test_owners_must_be_an_ownership() -> None:
+    with pytest.raises(TypeError, match=r"owners must be an Ownership .*, not dict"):
+        plan_group(STICKY, {"t": range(2)}, [member("a", ["t"])], {"a": []})  # type: ignore[arg-type]
+
+
+JUNK_FIELDS = {
+    # field -> what the refusal must name
+    "member_id": "member",
+    "topics": "member 'm-1'",
+    "owned": "member 'm-1'",
+    "generation": "member 'm-1'",
+    "group_instance_id": "member",
+    "strategy": "strategy",
+    "partitions": "partition",
+    "subscriptions": "subscription",
+}
+
+
+@given(field=st.sampled_from(sorted(JUNK_FIELDS)), value=JUNK)
+def test_junk_in_any_field_is_refused_naming_it_or_taken_in_canonical_form(
+    field: str, value: Any
+) -> None:
+    """Whatever one field holds, the planner either refuses it with a ValueError/TypeError
+    that names the culprit, before it logs anything, or takes it in the documented form and
+    returns a valid plan; never an AttributeError, a bare 'unhashable' or a letter per topic."""
+    given_values: dict[str, Any] = {
+        "member_id": "m-1",
+        "topics": {"orders"},
+        "owned": (("orders", 0),),
+        "generation": 3,
+        "group_instance_id": None,
+        "strategy": "sticky",
+        "partitions": {"orders": range(4)},
+    }
+    if field == "partitions" and isinstance(value, Mapping):  # an iterator is read only once
+        value = {
+            topic: list(numbers) if isinstance(numbers, Iterator) else numbers
+            for topic, numbers in value.items()
+        }
+    given_values[field] = value
+    with records_logged() as records:
+        try:
+            claimed = Subscription(
+                given_values["member_id"],
+                given_values["topics"],
+                given_values["owned"],
+                given_values["generation"],
+                given_values["group_instance_id"],
+            )
+            members = (
+                value if field == "subscriptions" else [claimed, Subscription("m-2", {"orders"})]
+            )
+            plan = plan_group(given_values["strategy"], given_values["partitions"], members)
+        except (ValueError, TypeError) as refusal:
+            message = str(refusal)
+            assert JUNK_FIELDS[field] in message
+            assert "unhashable" not in message
+            assert "has no attribute" not in message
+            assert records == []
+            return
+    assert isinstance(claimed.topics, frozenset)
+    assert all(isinstance(topic, str) and topic for topic in claimed.topics)
+    assert all(
+        type(partition) is tuple and isinstance(partition[0], str) and type(partition[1]) is int
+        for partition in claimed.owned
+    )
+    assert type(claimed.generation) is int
+    if field != "subscriptions":
+        partitions = {topic: list(numbers) for topic, numbers in given_values["partitions"].items()}
+        member_of = {subscription.consumer_id: subscription.member_id for subscription in members}
+        by_member = {member_of[consumer]: owned for consumer, owned in plan.items()}
+        _every_subscribed_partition_once_and_only_to_a_subscriber(by_member, partitions, members)
 
 
 def _drops_the_last(queues: Any, consumers: Any, previous: Any = None) -> dict[Any, list[Any]]:
@@ -284,7 +562,7 @@ def kafka_groups(draw: st.DrawFn) -> tuple[dict[str, range], list[Subscription]]
 
 def _every_subscribed_partition_once_and_only_to_a_subscriber(
     plan: Mapping[str, list[Partition]],
-    partitions: Mapping[str, range],
+    partitions: Mapping[str, Iterable[int]],
     members: list[Subscription],
 ) -> None:
     topics_of = {subscription.member_id: subscription.topics for subscription in members}

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rebalancing.strategies import STRATEGIES, Strategy, resolve
+from rebalancing.adapters.kafka_plan import as_strategy
+from rebalancing.strategies import STRATEGIES, Strategy
 
 COOPERATIVE_PROTOCOLS = {"cooperative_sticky": "sticky"}
 """Registered strategies that are Kafka's cooperative protocol (KIP-429) over another one's
@@ -62,7 +63,7 @@ def kafka_python_assignor(
     """
     from rebalancing.adapters import kafka_python  # kafka-python is optional
 
-    chosen = _resolved(strategy)
+    chosen = as_strategy(strategy)
     plain = _plain_strategy_of(chosen)
     if plain is not None:
         if cooperative is False:
@@ -87,7 +88,7 @@ def aiokafka_assignor(strategy: str | Strategy = "sticky", *, name: str | None =
     """
     from rebalancing.adapters import kafka_aiokafka  # aiokafka is optional
 
-    chosen = _resolved(strategy)
+    chosen = as_strategy(strategy)
     plain = _plain_strategy_of(chosen)
     if plain is not None:
         raise ValueError(
@@ -106,13 +107,3 @@ def _plain_strategy_of(strategy: Strategy) -> Strategy | None:
     if plain is None or strategy != STRATEGIES.get(strategy.name):
         return None
     return STRATEGIES[plain]
-
-
-def _resolved(strategy: str | Strategy) -> Strategy:
-    if isinstance(strategy, Strategy):
-        return strategy
-    if not isinstance(strategy, str):
-        raise TypeError(
-            f"strategy must be a name or a Strategy, not {type(strategy).__name__}: {strategy!r}"
-        )
-    return resolve(strategy)

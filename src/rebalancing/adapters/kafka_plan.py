@@ -14,8 +14,8 @@ from ids (its order, its hash) stays with it; every plan below is keyed by consu
    rebalance, its partitions went to others); so of two claims on one partition, the one of the
    highest generation wins. Two claims of the same generation (only a faulty leader makes them)
    cancel: the partition counts as owned by nobody, as Java's AbstractStickyAssignor does when
-   all subscriptions are equal (here, whatever the subscriptions). A claim is never an error
-   and never a crash.
+   all subscriptions are equal (here, whatever the subscriptions). A stale or conflicting
+   claim is never an error and never a crash (a malformed one is refused by `Subscription`).
 2. The plan (`plan_group`). Queues are `(topic, partition)` pairs, consumers are consumer ids.
    When every member subscribes to the same topics, the strategy runs once on the whole group,
    so its promises (balance, stickiness) hold for the group's total counts. Otherwise it runs
@@ -40,12 +40,14 @@ own cost: one call on the whole group, or one call per topic on its partitions a
 from __future__ import annotations
 
 import logging
+import operator
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, SupportsIndex
 
-from rebalancing.strategies import Strategy
+from rebalancing.contract import shortened_repr
+from rebalancing.strategies import Strategy, resolve
 
 Partition = tuple[str, int]
 """A Kafka partition as the strategies see it: a `(topic, partition)` queue id."""
@@ -56,34 +58,118 @@ NO_GENERATION = -1
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Subscription:
     """What one member sent the leader: the topics it subscribes to, the partitions it claims
     to own, the generation of the assignment that gave them (NO_GENERATION if none), and, for
-    a static member, its group.instance.id (None for a dynamic one)."""
+    a static member, its group.instance.id (None for a dynamic one).
+
+    Checked and stored in one form whatever it was given in, so that nothing downstream sees
+    a surprise: `topics` any collection of topic names (a set, a list; not one name as a str,
+    which would be a set of letters) kept as a frozenset; `owned` any collection of
+    `(topic, partition)` pairs, tuples or 2-item lists (JSON has no tuples; a namedtuple such
+    as kafka-python's TopicPartition is a tuple), kept as a tuple of tuples. TypeError or
+    ValueError names the member and the item.
+    """
 
     member_id: str
     topics: frozenset[str]
-    owned: tuple[Partition, ...] = ()
-    generation: int = NO_GENERATION
-    group_instance_id: str | None = None
+    owned: tuple[Partition, ...]
+    generation: int
+    group_instance_id: str | None
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.member_id, str):
-            raise TypeError(f"member id {self.member_id!r} is not a str")
-        if self.group_instance_id is not None and (
-            not isinstance(self.group_instance_id, str) or not self.group_instance_id
+    def __init__(
+        self,
+        member_id: str,
+        topics: Iterable[str],
+        owned: Iterable[Partition | Sequence[str | int]] = (),
+        generation: int = NO_GENERATION,
+        group_instance_id: str | None = None,
+    ) -> None:
+        if not isinstance(member_id, str):
+            raise TypeError(f"member id {shortened_repr(member_id)} is not a str")
+        member = f"member {shortened_repr(member_id)}"
+        if group_instance_id is not None and (
+            not isinstance(group_instance_id, str) or not group_instance_id
         ):
             raise TypeError(
-                f"member {self.member_id!r}: group.instance.id {self.group_instance_id!r} is "
-                "not a non-empty str"
+                f"{member}: group.instance.id {shortened_repr(group_instance_id)} is not a "
+                "non-empty str"
             )
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "topics", _topic_names(topics, member))
+        object.__setattr__(self, "owned", _owned_partitions(owned, member))
+        object.__setattr__(self, "generation", _generation(generation, member))
+        object.__setattr__(self, "group_instance_id", group_instance_id)
 
     @property
     def consumer_id(self) -> str:
         """The id the strategy plans this member under: its group.instance.id when static
         (the same across its consumer's restarts), else its member id."""
         return self.member_id if self.group_instance_id is None else self.group_instance_id
+
+
+def _items(value: object, refusal: str) -> Iterable[object]:
+    """The items of a collection; TypeError saying `refusal` and what `value` is otherwise. A
+    str or bytes is one value here, not a collection of its characters."""
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes | bytearray):
+        return value
+    raise TypeError(f"{refusal}, not {type(value).__name__} {shortened_repr(value)}")
+
+
+def _topic_names(topics: object, member: str) -> frozenset[str]:
+    if isinstance(topics, bytes | bytearray):
+        example = topics.decode("utf-8", "replace")
+    else:
+        example = topics if isinstance(topics, str) and topics else "orders"
+    refusal = f"{member}: topics must be a set of topic names, e.g. {{{example!r}}}"
+    return frozenset(_topic_name(topic, member) for topic in _items(topics, refusal))
+
+
+def _owned_partitions(owned: object, member: str) -> tuple[Partition, ...]:
+    shape = "a collection of (topic, partition) pairs, e.g. (('orders', 0),)"
+    pairs: list[Partition] = []
+    for item in _items(owned, f"{member}: owned must be {shape}"):
+        if not isinstance(item, tuple | list) or len(item) != 2:
+            raise TypeError(
+                f"{member}: owned item {shortened_repr(item)} is not a (topic, partition) pair "
+                f"(a tuple, or a 2-item list); owned is {shape}"
+            )
+        where = f"{member}: owned item {shortened_repr(item)}"
+        pairs.append((_topic_name(item[0], where), _partition_number(item[1], where)))
+    return tuple(pairs)
+
+
+def _generation(generation: object, member: str) -> int:
+    number = _integer(generation, f"{member}: generation")
+    if number < NO_GENERATION:
+        raise ValueError(f"{member}: generation {number} is below NO_GENERATION ({NO_GENERATION})")
+    return number
+
+
+def _topic_name(topic: object, where: str) -> str:
+    if not isinstance(topic, str):
+        raise TypeError(
+            f"{where}: topic {shortened_repr(topic)} is {type(topic).__name__}, not a str"
+        )
+    if not topic:
+        raise ValueError(f"{where}: a topic name is empty")
+    return topic
+
+
+def _partition_number(number: object, where: str) -> int:
+    partition = _integer(number, f"{where}: partition")
+    if partition < 0:
+        raise ValueError(f"{where}: partition {partition} is negative")
+    return partition
+
+
+def _integer(value: object, what: str) -> int:
+    """An int (or an integer type such as numpy's, as an int); TypeError for anything else,
+    bool included (True is no partition number)."""
+    if isinstance(value, SupportsIndex) and not isinstance(value, bool):
+        return operator.index(value)
+    raise TypeError(f"{what} {shortened_repr(value)} is {type(value).__name__}, not an int")
 
 
 class Cluster(Protocol):
@@ -97,8 +183,9 @@ def subscribed_partitions(
     cluster: Cluster, subscriptions: Iterable[Subscription]
 ) -> dict[str, list[int]]:
     """topic -> sorted partition numbers, for every subscribed topic the cluster knows."""
+    members = _subscriptions(subscriptions)
     partitions: dict[str, list[int]] = {}
-    for topic in sorted(frozenset().union(*(member.topics for member in subscriptions))):
+    for topic in sorted(frozenset().union(*(member.topics for member in members))):
         numbers = cluster.partitions_for_topic(topic)
         if numbers is not None:
             partitions[topic] = sorted(numbers)
@@ -136,7 +223,7 @@ def ownership(subscriptions: Iterable[Subscription]) -> Ownership:
 
     Runtime complexity: O(M log M + C) for M members and C claims.
     """
-    members = sorted(subscriptions, key=lambda subscription: subscription.consumer_id)
+    members = sorted(_subscriptions(subscriptions), key=lambda member: member.consumer_id)
     newest = max((member.generation for member in members), default=NO_GENERATION)
     claimants: dict[Partition, list[str]] = {}
     stale: list[str] = []
@@ -176,18 +263,28 @@ def ownership(subscriptions: Iterable[Subscription]) -> Ownership:
 
 
 def plan_group(
-    strategy: Strategy,
-    partitions: Mapping[str, Collection[int]],
-    subscriptions: Sequence[Subscription],
+    strategy: str | Strategy,
+    partitions: Mapping[str, Iterable[int]],
+    subscriptions: Iterable[Subscription],
     owners: Ownership | None = None,
 ) -> dict[str, list[Partition]]:
     """The strategy's plan for the group: consumer id -> sorted partitions, every member a key.
 
+    `strategy` is a Strategy, a registered name or `package.module:function` (`as_strategy`).
     `partitions` maps each topic the cluster knows to its partition numbers; a subscribed topic
     it does not know has no partitions to assign (logged). `owners` defaults to
     `ownership(subscriptions)`. See the module docstring, step 2. ValueError names two members
-    that would be planned under one consumer id.
+    that would be planned under one consumer id; ValueError or TypeError names any argument
+    that is not of these forms, before anything is logged.
     """
+    strategy = as_strategy(strategy)
+    subscriptions = _subscriptions(subscriptions)
+    partitions = _partition_metadata(partitions)
+    if owners is not None and not isinstance(owners, Ownership):
+        raise TypeError(
+            f"owners must be an Ownership (from ownership(subscriptions)) or None, not "
+            f"{type(owners).__name__}"
+        )
     members = _consumer_ids(subscriptions)
     owners = ownership(subscriptions) if owners is None else owners
     topics_of = {member.consumer_id: member.topics for member in subscriptions}
@@ -219,6 +316,60 @@ def plan_group(
     return plan
 
 
+def as_strategy(strategy: str | Strategy) -> Strategy:
+    """The strategy to run: a Strategy as it is, or the one a name stands for, a registered
+    name or `package.module:function` (rebalancing.strategies.resolve, whose ValueError says
+    what was tried). TypeError for anything else."""
+    if isinstance(strategy, Strategy):
+        return strategy
+    if not isinstance(strategy, str):
+        raise TypeError(
+            f"strategy must be a name or a Strategy, not {type(strategy).__name__}: "
+            f"{shortened_repr(strategy)}"
+        )
+    return resolve(strategy)
+
+
+def _subscriptions(subscriptions: object) -> tuple[Subscription, ...]:
+    """The members' subscriptions, read once (an iterator may be given); TypeError names what
+    is not a Subscription."""
+    if isinstance(subscriptions, Subscription):
+        raise TypeError(
+            "subscriptions must be a collection of Subscription, not one: pass "
+            f"[{shortened_repr(subscriptions)}]"
+        )
+    members: list[Subscription] = []
+    refusal = "subscriptions must be a collection of Subscription"
+    for index, member in enumerate(_items(subscriptions, refusal)):
+        if not isinstance(member, Subscription):
+            raise TypeError(
+                f"subscription {index} is {type(member).__name__}, not a Subscription: "
+                f"{shortened_repr(member)}"
+            )
+        members.append(member)
+    return tuple(members)
+
+
+def _partition_metadata(partitions: object) -> dict[str, list[int]]:
+    """topic -> its partition numbers, checked: names, non-negative ints, each once."""
+    if not isinstance(partitions, Mapping):
+        raise TypeError(
+            "partition metadata must be a mapping topic -> partition numbers, e.g. "
+            f"{{'orders': range(6)}}, not {type(partitions).__name__} {shortened_repr(partitions)}"
+        )
+    checked: dict[str, list[int]] = {}
+    for topic, numbers in partitions.items():
+        name = _topic_name(topic, "partition metadata")
+        where = f"partition metadata of topic {shortened_repr(name)}"
+        refusal = f"{where}: partition numbers must be a collection of ints, e.g. range(6)"
+        listed = [_partition_number(number, where) for number in _items(numbers, refusal)]
+        twice = [number for number, count in Counter(listed).items() if count > 1]
+        if twice:
+            raise ValueError(f"{where}: partition {twice[0]} is listed twice")
+        checked[name] = listed
+    return checked
+
+
 def _consumer_ids(subscriptions: Sequence[Subscription]) -> list[str]:
     """The consumer ids, sorted; ValueError names a member that appears twice, or the members
     that one consumer id would stand for (a group.instance.id sent twice, or equal to a
@@ -247,8 +398,15 @@ def _run(
     previous: dict[str, list[Partition]],
     scope: str,
 ) -> dict[str, list[Partition]]:
-    """One call of the strategy, its plan checked against the contract."""
-    plan = strategy.assign(queues, members, previous)
+    """One call of the strategy, its plan checked against the contract. The previous plan is
+    cut to the partitions given: claims on partitions that no longer exist (a deleted topic)
+    are normal in Kafka, and would make the strategy warn of ids of another form."""
+    given = set(queues)
+    current = {
+        member: [partition for partition in owned if partition in given]
+        for member, owned in previous.items()
+    }
+    plan = strategy.assign(queues, members, current)
     _check_plan(plan, queues, members, f"strategy {strategy.name!r} for {scope}")
     return plan
 
