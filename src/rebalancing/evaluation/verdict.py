@@ -3,8 +3,9 @@ candidates' deciding scores side by side, which candidates are dominated and by 
 recommendation with its reason, built from the measured numbers.
 
 How it decides (the same for every system, only the criteria differ):
-- A candidate whose plans were ever broken (a failure, an orphan, a duplicate, an unknown id) is
-  set aside and named.
+- A candidate whose plans were ever broken (a failure, an orphan, a duplicate, an unknown id) or
+  unstable (queues moved when it was applied again with nothing changed) is set aside and named:
+  every score the glossary says must be 0.
 - Two candidates are compared on a criterion by their means over every rebalance (the summary's
   "all" rows) with a 95% confidence interval of the difference, from the standard deviations and
   counts (Welch's interval, normal quantile 1.96). That interval does not use the pairing of the
