@@ -142,6 +142,15 @@ SYSTEM_VERDICTS: dict[str, System] = {
             ),
         ),
         System(
+            "pulsar-failover",
+            "Apache Pulsar, Failover subscription on a partitioned topic",
+            "the broker picks each partition's active consumer by its own rule (priority "
+            "level, then name), so the choice is the consumers' names and levels; a partition "
+            "whose active consumer changes is paused while the old one steps down",
+            ("balance_degree", "queues_paused", "moves", "stickiness"),
+            (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
+        ),
+        System(
             ANY_SYSTEM,
             "any system (every default strategy)",
             "balance, then queues paused, moves and stickiness",
