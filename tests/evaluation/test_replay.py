@@ -101,7 +101,8 @@ def test_the_function_passed_is_the_one_that_runs_even_under_a_registered_name()
 
     scenario = Scenario(3, 2, SMALL)
     rows = list(score_scenario(scenario, {"sac": mine}))
-    assert len(calls) == len(list(scenario.steps())) == len(rows)
+    checks = sum(row.moves_when_unchanged is not None for row in rows)  # sticky: one call each
+    assert len(calls) == len(list(scenario.steps())) + checks == len(rows) + checks
     assert all(row.releases is None for row in rows), "not the registered SAC's protocol run"
 
 
@@ -251,15 +252,38 @@ def test_strategies_get_checked_ids_and_their_last_plan_checked() -> None:
         return returned[-1]
 
     scenario = Scenario(3, 5, SMALL)
-    list(score_scenario(scenario, {"recording": recording}))
-    for (queues, consumers, _), step in zip(seen, scenario.steps(), strict=True):
+    rows = list(score_scenario(scenario, {"recording": recording}, stability_every=1))
+    steps_seen, steps_returned = _step_calls(rows, seen), _step_calls(rows, returned)
+    for (queues, consumers, _), step in zip(steps_seen, scenario.steps(), strict=True):
         assert type(queues) is SortedIds
         assert type(consumers) is SortedIds
         assert (queues, consumers) == (tuple(sorted(step.queues)), tuple(sorted(step.consumers)))
-    assert seen[0][2] is None
-    for (_, _, previous), plan in zip(seen[1:], returned, strict=False):
+    assert steps_seen[0][2] is None
+    for (_, _, previous), plan in zip(steps_seen[1:], steps_returned, strict=False):
         assert type(previous) is CheckedPlan
         assert previous == {consumer: tuple(owned) for consumer, owned in plan.items()}
+    # the stability check applies the strategy again to the same ids and its plan, checked
+    for (queues, consumers, previous), step_call, plan in zip(
+        seen[1::2], seen[::2], returned[::2], strict=True
+    ):
+        assert queues is step_call[0]
+        assert consumers is step_call[1]
+        assert type(previous) is CheckedPlan
+        assert previous == {consumer: tuple(owned) for consumer, owned in plan.items()}
+
+
+def _step_calls(rows: list[Any], calls: list[Any]) -> list[Any]:
+    """The calls of a strategy that its steps made, without those of the stability check (one
+    after each checked step, for a strategy that is its own fixed point)."""
+    steps: list[Any] = []
+    remaining = iter(calls)
+    for row in rows:
+        steps.append(next(remaining))
+        if row.moves_when_unchanged is not None:
+            assert row.rebalances_to_fixed_point == 0
+            next(remaining)
+    assert next(remaining, None) is None
+    return steps
 
 
 def test_a_plan_that_fails_the_check_is_passed_on_as_it_was() -> None:
@@ -278,6 +302,7 @@ def test_a_plan_that_fails_the_check_is_passed_on_as_it_was() -> None:
         if len(list(scenario.steps())) > 2
     )
     rows = list(score_scenario(scenario, {"twice": twice}))
+    received, returned = _step_calls(rows, received), _step_calls(rows, returned)
     for previous, plan, row in zip(received[1:], returned, rows, strict=False):
         if row.duplicates:
             assert previous is plan  # for the strategy to judge, as it would be without the core

@@ -22,7 +22,7 @@ from rebalancing.evaluation.verdict import (
     render_markdown,
     render_text,
 )
-from rebalancing.strategies import STRATEGIES, SYSTEMS
+from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, SYSTEMS
 
 EMPTY = Aggregate(0, None, None, None, None, None, None, None, None, None)
 
@@ -169,7 +169,7 @@ def test_the_terminal_verdict_is_short_and_ends_with_the_conclusion() -> None:
     summary = summary_of(
         **{
             name: metrics(moves=spread_around(float(index), 1.0))
-            for index, name in enumerate(STRATEGIES)
+            for index, name in enumerate(DEFAULT_STRATEGIES)  # what a run of `any` scores
         }
     )
     verdict = decide(summary, SYSTEM_VERDICTS["any"])
@@ -222,3 +222,20 @@ def test_the_verdict_says_how_to_run_the_recommendation_on_its_system() -> None:
     summary = summary_of(sticky=metrics(moves=exactly(1.0)), averagely=metrics(moves=exactly(9.0)))
     text = render_text(decide(summary, SYSTEM_VERDICTS["kafka-eager"]), "p")
     assert text.splitlines()[-1].endswith("follows the same rules.")
+
+
+def test_pulsar_failover_is_a_system_whose_candidate_is_its_own_rule() -> None:
+    """On Pulsar the broker's rule decides: the registered strategy (every consumer at one level)
+    is the candidate, and a user's variant with priority levels can be compared with it."""
+    system = SYSTEM_VERDICTS["pulsar-failover"]
+    assert system.candidates() == ("pulsar_failover",)
+    assert "pulsar-failover" in SYSTEMS
+    assert not SYSTEM_VERDICTS["rabbitmq-sac"].accepts(STRATEGIES["pulsar_failover"])
+    assert not system.accepts(STRATEGIES["super_stream"])  # join order is RabbitMQ's
+    summary = summary_of(
+        pulsar_failover=metrics(queues_paused=spread_around(20.0, 5.0)),
+        mine=metrics(queues_paused=spread_around(30.0, 5.0)),
+    )
+    verdict = decide(summary, system, ["pulsar_failover", "mine"])
+    assert verdict.recommended == ("pulsar_failover",)
+    assert verdict.reason.startswith("pulsar_failover: paused 20")

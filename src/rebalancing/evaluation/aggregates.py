@@ -42,9 +42,11 @@ METRICS: tuple[str, ...] = (
     "queue_periods_read_twice",
     "queue_periods_unread",
     "periods_to_agree",
+    "moves_when_unchanged",
+    "rebalances_to_fixed_point",
 )
-"""The row columns that are aggregated: every score of DESIGN.md, the protocol cost and the
-client-view costs."""
+"""The row columns that are aggregated: every score of DESIGN.md, the protocol cost, the
+client-view costs and the stability score."""
 
 ALL_CHANGES = "all"
 """The change-kind label of the aggregate over every step of a strategy."""

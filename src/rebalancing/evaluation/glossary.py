@@ -201,6 +201,26 @@ SCORES: dict[str, Score] = {
             "lower",
             True,
         ),
+        Score(
+            "moves_when_unchanged",
+            "moves when unchanged",
+            "queues that move when the strategy is applied again to its own plan with nothing "
+            "changed (a protocol: its group rebalanced again); a strategy that moves any "
+            "oscillates (must be 0)",
+            "queues",
+            "zero",
+            True,
+        ),
+        Score(
+            "rebalances_to_fixed_point",
+            "rebalances to fixed point",
+            "rebalances with nothing changed that still change the plan (or take a protocol "
+            "step) before one does not: 0 when the plan is its own fixed point, the check's "
+            "bound (4) when none within it reaches one",
+            "rebalances",
+            "lower",
+            True,
+        ),
     )
 }
 """Every score the scoring core writes, by row column."""
@@ -294,6 +314,8 @@ SUMMARY_COLUMNS: tuple[Column, ...] = (
     _column("protocol_steps", "mean"),
     _column("rounds", "max"),
     _column("converged", "mean"),
+    _column("moves_when_unchanged", "max"),
+    _column("rebalances_to_fixed_point", "max"),
     _column("orphans", "max"),
     _column("duplicates", "max"),
     _column("unknown_queues", "max"),

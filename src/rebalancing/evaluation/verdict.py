@@ -3,8 +3,9 @@ candidates' deciding scores side by side, which candidates are dominated and by 
 recommendation with its reason, built from the measured numbers.
 
 How it decides (the same for every system, only the criteria differ):
-- A candidate whose plans were ever broken (a failure, an orphan, a duplicate, an unknown id) is
-  set aside and named.
+- A candidate whose plans were ever broken (a failure, an orphan, a duplicate, an unknown id) or
+  unstable (queues moved when it was applied again with nothing changed) is set aside and named:
+  every score the glossary says must be 0.
 - Two candidates are compared on a criterion by their means over every rebalance (the summary's
   "all" rows) with a 95% confidence interval of the difference, from the standard deviations and
   counts (Welch's interval, normal quantile 1.96). That interval does not use the pairing of the
@@ -139,6 +140,15 @@ SYSTEM_VERDICTS: dict[str, System] = {
                 ("converged", "mean"),
                 _TIME,
             ),
+        ),
+        System(
+            "pulsar-failover",
+            "Apache Pulsar, Failover subscription on a partitioned topic",
+            "the broker picks each partition's active consumer by its own rule (priority "
+            "level, then name), so the choice is the consumers' names and levels; a partition "
+            "whose active consumer changes is paused while the old one steps down",
+            ("balance_degree", "queues_paused", "moves", "stickiness"),
+            (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
         ),
         System(
             ANY_SYSTEM,
@@ -528,6 +538,11 @@ def how_to_run(system: str, strategy: str) -> str | None:
         return (
             "In each app: rebalancing.adapters.rabbitmq.GroupMember(..., "
             f"release={_SAC_RELEASE[strategy]!r})."
+        )
+    if system == "pulsar-failover" and strategy == "pulsar_failover":
+        return (
+            "Pulsar's broker does it itself: a Failover subscription on a partitioned topic "
+            "(consumers ordered by priority level, then name)."
         )
     if system == "rabbitmq-sac" and strategy == "super_stream":
         return "RabbitMQ streams do it themselves: single active consumer on a super stream."

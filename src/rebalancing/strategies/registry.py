@@ -27,6 +27,7 @@ from rebalancing.strategies import (
     bounded_consistent_hash,
     consistent_hash,
     cooperative_sticky,
+    pulsar_failover,
     round_robin,
     sac,
     sticky,
@@ -40,6 +41,7 @@ SYSTEMS: Mapping[str, str] = MappingProxyType(
         "rocketmq-client": "RocketMQ, each consumer computes the plan from its own view",
         "rocketmq-broker": "RocketMQ, the broker computes the plan (and knows the previous one)",
         "rabbitmq-sac": "RabbitMQ single active consumer (queues, or a super stream's partitions)",
+        "pulsar-failover": "Apache Pulsar, Failover subscription on a partitioned topic",
     }
 )
 """The systems a strategy can run on, with what they are. A strategy declares its own; one whose
@@ -194,6 +196,13 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         systems=frozenset({"rabbitmq-sac"}),
     ),
     Strategy(
+        "pulsar_failover",
+        pulsar_failover.assign,
+        "Apache Pulsar, Failover subscription on a partitioned topic (name order, one level)",
+        open_session=pulsar_failover.Session,
+        systems=frozenset({"pulsar-failover"}),
+    ),
+    Strategy(
         "sac",
         sac.assign,
         "RabbitMQ single active consumer, leaderless release (ties by start id, releases the "
@@ -223,10 +232,14 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
     ),
 )
 
-DEFAULT_STRATEGIES: tuple[str, ...] = tuple(name for name in STRATEGIES if name != "sac_spec")
+DEFAULT_STRATEGIES: tuple[str, ...] = tuple(
+    name for name in STRATEGIES if name not in ("sac_spec", "pulsar_failover")
+)
 """What the command lines score when not told: all but `sac_spec`, which under the round
 schedule always equals `sac` (releases go in start-id order and are re-checked after each one,
-which reproduces the id tie-break), so it would only double the most expensive strategy's cost."""
+which reproduces the id tie-break), so it would only double the most expensive strategy's cost;
+and `pulsar_failover`, whose plan is round_robin's and which only Pulsar runs: `--system
+pulsar-failover` scores it, as does naming it."""
 
 
 def resolve(name: str) -> Strategy:

@@ -23,6 +23,7 @@ Runtime complexity: O(|Q| log |Q| + |C| log |C|) per rebalance.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from rebalancing.contract import ConsumerT, ProtocolRun, QueueT, empty_plan, prepare
@@ -56,16 +57,28 @@ class Session:
         known = set(kept)
         self.join_order = kept + [consumer for consumer in group.consumers if consumer not in known]
         plan = deal(group.queues, self.join_order)
-        changed = stepped_down = 0
-        owner = {queue: consumer for consumer, owned in plan.items() for queue in owned}
-        for queue, consumer in owner.items():
-            if queue not in self.owner:  # a new partition gets its first active consumer
-                changed += 1
-            elif self.owner[queue] != consumer:
-                changed += 1
-                stepped_down += self.owner[queue] in present
-        self.owner = owner
-        return ProtocolRun(plan, stepped_down, changed, 1 if changed else 0, True, stepped_down)
+        run, self.owner = activate(plan, self.owner, present)
+        return run
+
+
+def activate(
+    plan: dict[Any, list[Any]], owner_before: Mapping[Any, Any], present: AbstractSet[Any]
+) -> tuple[ProtocolRun, dict[Any, Any]]:
+    """The broker makes each partition's consumer in `plan` its active one, where the active
+    consumers were `owner_before` (partition -> consumer) and `present` is the group: the
+    ProtocolRun of that (see the module docstring) and the new partition -> active consumer.
+    Every broker that picks each partition's active consumer by a rule of its own pays the same
+    way (rebalancing.strategies.pulsar_failover)."""
+    changed = stepped_down = 0
+    owner = {queue: consumer for consumer, owned in plan.items() for queue in owned}
+    for queue, consumer in owner.items():
+        if queue not in owner_before:  # a new partition gets its first active consumer
+            changed += 1
+        elif owner_before[queue] != consumer:
+            changed += 1
+            stepped_down += owner_before[queue] in present
+    run = ProtocolRun(plan, stepped_down, changed, 1 if changed else 0, True, stepped_down)
+    return run, owner
 
 
 def assign(
