@@ -110,14 +110,13 @@ def million(old: Any, new: Any, options: argparse.Namespace) -> None:
         f"\n## {options.queues:,} queues x {options.consumers:,} consumers, one leaves "
         f"(medians of {options.rounds} rounds, ms)\n"
     )
-    seconds: dict[tuple[str, str], list[float]] = {}
+    variants: dict[str, Measured] = {}
     for kind in ("int", "string", "tuple"):
         queues, consumers = _million_ids(kind, options.queues, options.consumers)
-        timed = _rounds(_leave_variants(old, new, queues, consumers), options.rounds)
-        for name, values in timed.items():
-            seconds[kind, name] = values
-        del queues, consumers
-        gc.collect()
+        for name, measured in _leave_variants(old, new, queues, consumers).items():
+            variants[f"{kind} {name}"] = measured
+    timed = _rounds(variants, options.rounds)
+    seconds = {tuple(key.split()): values for key, values in timed.items()}
     print("| variant | int | string | tuple | string / int | tuple / int |")
     print("|---|---|---|---|---|---|")
     for name in ("before", "now", "group"):
@@ -156,46 +155,40 @@ def kafka(old: Any, new: Any, options: argparse.Namespace) -> None:
         balanced = new.sticky.assign(queues, members)
         left = [member for member in members if member != "member-05000"]
         joined = [*members, "member-10000"]
-        results: dict[str, dict[str, float]] = {}
+        cases = {"scratch": (members, None), "leave": (left, balanced), "join": (joined, balanced)}
+        variants: dict[str, Measured] = {}
         for name, module in (("before", old), ("now", new)):
-            cases = {
-                "scratch": (members, None),
-                "leave": (left, balanced),
-                "join": (joined, balanced),
-            }
-            timed = _rounds(
-                {
-                    case: timed_call(partial(module.sticky.assign, queues, changed, previous))
-                    for case, (changed, previous) in cases.items()
-                },
-                options.rounds * 3,
-            )
-            results[name] = {case: statistics.median(values) for case, values in timed.items()}
-        results["group"] = _group_kafka(new, queues, members, left, joined, options.rounds * 3)
-        for name, cases in results.items():
+            for case, (changed, previous) in cases.items():
+                assign = partial(module.sticky.assign, queues, changed, previous)
+                variants[f"{name} {case}"] = timed_call(assign)
+        group = new.StickyGroup()
+        group.assign(queues, members)
+        for case, (changed, _) in cases.items():
+            variants[f"group {case}"] = _group_change(group, queues, members, changed)
+        timed = _rounds(variants, options.rounds * 3)
+        for name in ("before", "now", "group"):
+            medians = [statistics.median(timed[f"{name} {case}"]) * 1000 for case in cases]
             print(
-                f"| {order} | {name} | {cases['scratch'] * 1000:.1f} | {cases['leave'] * 1000:.1f} "
-                f"| {cases['join'] * 1000:.1f} |",
+                f"| {order} | {name} | {' | '.join(f'{median:.1f}' for median in medians)} |",
                 flush=True,
             )
 
 
-def _group_kafka(
-    new: Any, queues: list[Any], members: list[str], left: list[str], joined: list[str], rounds: int
-) -> dict[str, float]:
-    """A StickyGroup that made the balanced plan: one member leaves (and comes back, untimed),
-    one joins (and leaves again, untimed), and everyone leaves then all come back (from
-    scratch with the partitions known)."""
-    group = new.StickyGroup()
-    group.assign(queues, members)
-    seconds: dict[str, list[float]] = {"scratch": [], "leave": [], "join": []}
-    for _ in range(rounds + 1):  # the first round warms up
-        for case, changed in (("leave", left), ("join", joined), ("scratch", members)):
-            if case == "scratch":
-                group.assign(queues, [])
-            seconds[case].append(timed_call(lambda c=changed: group.assign(queues, c))())
-            group.assign(queues, members)
-    return {case: statistics.median(values[1:]) for case, values in seconds.items()}
+def _group_change(
+    group: Any, queues: list[Any], members: list[str], changed: list[str]
+) -> Measured:
+    """A rebalance of a StickyGroup whose last plan is over `members`: to `changed`, timed,
+    then back to `members`, untimed. With `changed` the members themselves, every member
+    leaves first (untimed), so that all of them come back: from scratch, the partitions known."""
+
+    def measured() -> float:
+        if changed is members:
+            group.assign(queues, [])
+        seconds = timed_call(lambda: group.assign(queues, changed))()
+        group.assign(queues, members)
+        return seconds
+
+    return measured
 
 
 def main() -> None:

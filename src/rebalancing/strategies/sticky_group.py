@@ -57,7 +57,8 @@ class StickyGroup(Generic[QueueT, ConsumerT]):
         else:
             previous = self._previous if known is None else self._last_plan(known)
             group = prepare_ranked(queues, consumers, previous, keep_given=True)
-            ranked, sorted_consumers = group.queues, group.consumers
+            ranked = RankedQueues(group.queues.ids, group.queues.given)  # without the rank dict:
+            sorted_consumers = group.consumers  # the group needs none over the same queues
             kept, unheld = group.kept, group.unheld
             self._previous = None
         owned = assign_ranks(len(ranked.ids), kept, unheld) if sorted_consumers else []
