@@ -151,6 +151,20 @@ def test_assign_by_ranks_hashes_each_queue_once_and_each_previous_queue_once() -
     assert CountedId.counts["compare"] == len(queues) - 1
 
 
+def test_a_queue_list_changed_in_place_is_checked_and_ranked_again() -> None:
+    queues = ["q1", "q2", "q3", "q4", "q5"]
+    group: StickyGroup[str, str] = StickyGroup()
+    plan = group.assign(queues, ["a", "b"])
+    for change in (lambda: queues.__setitem__(1, "q9"), lambda: queues.append("q0")):
+        change()
+        expected = sticky.reference_assign(queues, ["a", "b"], plan)
+        plan = group.assign(queues, ["a", "b"])
+        assert plan == expected
+    queues.append("q1")
+    with pytest.raises(ValueError, match="duplicate queue id 'q1'"):
+        group.assign(queues, ["a", "b"])
+
+
 def test_a_plan_changed_by_the_caller_does_not_change_the_group_s_next_one() -> None:
     queues = list(range(12))
     group: StickyGroup[int, str] = StickyGroup()
