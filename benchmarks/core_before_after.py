@@ -20,13 +20,9 @@ from __future__ import annotations
 
 import argparse
 import gc
-import io
 import os
-import re
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -34,36 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rebalancing.harness.job import WORKER_ALLOCATOR
-
-REPOSITORY = Path(__file__).resolve().parent.parent
-BEFORE = "rebalancing_before"
-
-# `rebalancing` as a module path (imports, and strings such as "rebalancing.strategies.sticky");
-# the word in prose is renamed too, harmlessly, but not names such as "rebalancing-harness"
-_MODULE_PATH = re.compile(r"(?<![\w.])rebalancing(?=[.\s,)\"'])")
-
-# what would still import the working tree's package from the old one
-_LEFT_OVER = re.compile(r"\b(from|import)\s+rebalancing\b|[\"']rebalancing\.")
-
-
-def _before_tree(revision: str, into: Path) -> None:
-    """The package at `revision` as `into/rebalancing_before`, its own imports renamed."""
-    archive = subprocess.run(
-        ["git", "-C", str(REPOSITORY), "archive", revision, "src/rebalancing"],
-        check=True,
-        capture_output=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    package = into / BEFORE
-    (into / "src" / "rebalancing").rename(package)
-    for module in package.rglob("*.py"):
-        text = module.read_text()
-        renamed = re.sub(r"\b(from|import) rebalancing\b", rf"\1 {BEFORE}", text)
-        renamed = _MODULE_PATH.sub(BEFORE, renamed)
-        if left_over := _LEFT_OVER.search(renamed):
-            raise RuntimeError(f"{module}: {left_over.group()!r} would import the working tree")
-        module.write_text(renamed)
+from shared import BEFORE, before_tree
 
 
 def _partition_runner(package: str, strategies: str, mix: str) -> Callable[[int, int], None]:
@@ -105,7 +72,7 @@ def main() -> None:
     if missing:  # glibc reads them at start: run again with them
         os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **missing})
     with tempfile.TemporaryDirectory(prefix="core-before-") as directory:
-        _before_tree(arguments.before, Path(directory))
+        before_tree(arguments.before, Path(directory))
         sys.path.insert(0, directory)
         runners = {
             "before": _partition_runner(BEFORE, arguments.strategies, arguments.mix),

@@ -1,4 +1,5 @@
-"""What several benchmarks do alike: time a call, and build the floor strategies are compared with.
+"""What several benchmarks do alike: time a call, build the floor strategies are compared with, and
+import the package as it was at another commit beside the working tree's.
 
 Imported by the benchmark scripts (which run with this folder first on sys.path) and by their
 worker processes (started with this folder as the working directory).
@@ -6,10 +7,15 @@ worker processes (started with this folder as the working directory).
 
 from __future__ import annotations
 
+import io
 import math
+import re
 import statistics
+import subprocess
+import tarfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TypeVar, cast
 
 from rebalancing.contract import ConsumerT, QueueT, empty_plan
@@ -54,3 +60,37 @@ def floor(queues: Sequence[QueueT], consumers: list[ConsumerT]) -> dict[Consumer
     for index, owned in enumerate(plan.values()):
         owned.extend(queues[index * size : (index + 1) * size])
     return plan
+
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+BEFORE = "rebalancing_before"
+
+# `rebalancing` as a module path (imports, and strings such as "rebalancing.strategies.sticky");
+# the word in prose is renamed too, harmlessly, but not names such as "rebalancing-harness"
+_MODULE_PATH = re.compile(r"(?<![\w.])rebalancing(?=[.\s,)\"'])")
+
+# what would still import the working tree's package from the old one
+_LEFT_OVER = re.compile(r"\b(from|import)\s+rebalancing\b|[\"']rebalancing\.")
+
+
+def before_tree(revision: str, into: Path) -> None:
+    """The package at `revision` as `into/rebalancing_before`, its own imports renamed: with
+    `into` on sys.path, `import rebalancing_before` gives the old package beside the working
+    tree's `rebalancing`, so that a before/after runs in one process (one minute of a shared
+    machine for both sides of each ratio)."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPOSITORY), "archive", revision, "src/rebalancing"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    package = into / BEFORE
+    (into / "src" / "rebalancing").rename(package)
+    for module in package.rglob("*.py"):
+        text = module.read_text()
+        renamed = re.sub(r"\b(from|import) rebalancing\b", rf"\1 {BEFORE}", text)
+        renamed = _MODULE_PATH.sub(BEFORE, renamed)
+        if left_over := _LEFT_OVER.search(renamed):
+            raise RuntimeError(f"{module}: {left_over.group()!r} would import the working tree")
+        module.write_text(renamed)

@@ -17,6 +17,7 @@ import operator
 import sys
 import warnings
 from bisect import bisect_left
+from collections import deque
 from collections.abc import (
     Hashable,
     ItemsView,
@@ -30,7 +31,7 @@ from collections.abc import (
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain, islice, pairwise, repeat
+from itertools import accumulate, chain, filterfalse, islice, pairwise, repeat
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 LONGEST_SHOWN = 160
@@ -305,16 +306,23 @@ _HASHABLE_BY_CONSTRUCTION: tuple[type, ...] = (set, frozenset, type({}.keys()))
 a subclass (or a KeysView of any Mapping) may iterate over anything."""
 
 
-def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
+def sorted_distinct_ids(ids: Iterable[Any], kind: str, *, hashed_next: bool = False) -> list[Any]:
     """Sort `ids`, raising ValueError on a duplicate and TypeError on unusable ids.
 
     `kind` ("queue" or "consumer") names the ids in error messages. After the sort the ids must
     be strictly increasing: that finds duplicates, and ids that sort without an error but not
     into a total order (NaN, frozensets), which would make the plan depend on the input order.
-    Ids given as a set, a frozenset or a dict's keys (those exact types) are hashable by
-    construction and skip the hash pass; any other iterable, `collections.abc.Set`s and a
-    non-dict Mapping's `KeysView` included (their `__iter__` can yield anything), is hashed. A
-    range is distinct, and SortedIds are checked already. Every pass runs at C speed.
+    Ids already strictly increasing are not sorted (the sort would change nothing): one pass
+    instead of two. Ids given as a set, a frozenset or a dict's keys (those exact types) are
+    hashable by construction and skip the hash pass; any other iterable,
+    `collections.abc.Set`s and a non-dict Mapping's `KeysView` included (their `__iter__` can
+    yield anything), is hashed. A range is distinct, and SortedIds are checked already. Every
+    pass runs at C speed.
+
+    `hashed_next`: the caller hashes every id of the result right away (a dict of them, see
+    `rank_queues`) and names an unhashable one with `_raise_for_first_unhashable`, so the hash
+    pass is made here only before a sort, where an unhashable id is named before any problem
+    of order, as without `hashed_next`; ids in order come back in the order given.
     """
     if type(ids) is SortedIds:
         return list(ids)
@@ -324,11 +332,14 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
         if isinstance(ids, range):  # distinct: only a negative step needs the sort
             return sorted(ids)
     given = list(ids)  # our own copy, sorted in place below
-    if type(ids) not in _HASHABLE_BY_CONSTRUCTION:
-        try:
-            hash(ids if type(ids) is tuple else tuple(given))  # hashes every id, in one C loop
-        except TypeError:
-            _raise_for_first_unhashable(given, kind)
+    hash_pass_due = type(ids) not in _HASHABLE_BY_CONSTRUCTION
+    if hash_pass_due and not hashed_next:
+        _check_hashable(ids, given, kind)
+        hash_pass_due = False
+    if _strictly_increasing(given):
+        return given
+    if hash_pass_due:
+        _check_hashable(ids, given, kind)
     try:
         given.sort()
     except TypeError as error:
@@ -336,6 +347,24 @@ def sorted_distinct_ids(ids: Iterable[Any], kind: str) -> list[Any]:
     if not all(map(operator.lt, given, islice(given, 1, None))):
         _raise_for_first_out_of_order(given, kind)
     return given
+
+
+def _check_hashable(ids: Iterable[Any], given: list[Any], kind: str) -> None:
+    """Hash every id of `given` (`ids` as a list), in one C loop; TypeError naming the first
+    unhashable one."""
+    try:
+        hash(ids if type(ids) is tuple else tuple(given))
+    except TypeError:
+        _raise_for_first_unhashable(given, kind)
+
+
+def _strictly_increasing(ids: list[Any]) -> bool:
+    """Whether `ids` are strictly increasing as given; False too when two of them cannot be
+    compared (the sort that follows names them, as it always has)."""
+    try:
+        return all(map(operator.lt, ids, islice(ids, 1, None)))
+    except (TypeError, ValueError):
+        return False
 
 
 def _raise_for_first_unhashable(ids: list[Any], kind: str) -> NoReturn:
@@ -522,6 +551,205 @@ def prepare(
     return Group(sorted_queues, sorted_consumers, checked, given_queues=given_queues)
 
 
+@dataclass(frozen=True, eq=False)
+class RankedQueues(Generic[QueueT]):
+    """Queue ids checked as `prepare` checks them and sorted, with `rank`, each id's position
+    in `ids`. A strategy that works on the ranks (ints: cheap to hash, compare and sort) and
+    reads the ids back only to write its plan pays the ids' own costs (a tuple's hash is
+    computed on every look-up, a comparison of strings or tuples reads both) once per call
+    rather than once per step. `given` is the queues as the caller gave them, when kept (see
+    `rank_queues`), so that a caller holding on to these can tell the same queues again.
+    """
+
+    ids: list[QueueT]
+    given: Sequence[QueueT] | None = None
+
+    @cached_property
+    def rank(self) -> dict[QueueT, int]:
+        """id -> its position in `ids`, made on first use (a plan with no previous needs
+        none) and kept."""
+        return dict(zip(self.ids, range(len(self.ids)), strict=True))
+
+    def were_given_as(self, queues: object) -> bool:
+        """Whether `queues` is a list or tuple of the very objects of `given`, in the same
+        order: then checking, sorting and ranking them again would give these ids and ranks
+        (ids are immutable), and one pass of identity tests at C speed says so."""
+        given = self.given
+        return (
+            given is not None
+            and (type(queues) is list or type(queues) is tuple or type(queues) is SortedIds)
+            and len(queues) == len(given)
+            and all(map(operator.is_, queues, given))
+        )
+
+
+def rank_queues(
+    queues: Iterable[QueueT], keep_given: bool = False, rank_now: bool = True
+) -> RankedQueues[QueueT]:
+    """The queues checked and sorted as `prepare` does (the same errors), and with `rank_now`
+    ranked (the dict that ranks them also hashes them: no hash pass of their own). With
+    `keep_given`, what `RankedQueues.were_given_as` needs: the caller's list or tuple itself
+    when its ids came in sorted order (no copy), else a copy."""
+    given_list = queues if type(queues) in (list, tuple, SortedIds) else None
+    ids: list[QueueT] = sorted_distinct_ids(queues, "queue", hashed_next=rank_now)
+    given: Sequence[QueueT] | None = None
+    if keep_given and given_list is not None:
+        given = ids if all(map(operator.is_, given_list, ids)) else tuple(given_list)
+    ranked = RankedQueues(ids, given)
+    if rank_now:
+        try:
+            ranked.rank  # noqa: B018 - made now, to hash every id
+        except TypeError:  # only when `ids` are in the caller's order: sorting hashes them first
+            _raise_for_first_unhashable(ids, "queue")
+    return ranked
+
+
+def _needs_ranks(previous: object) -> bool:
+    """Whether `previous` may hold queues to look up (a mapping with consumers, or anything
+    that is not a mapping: CheckedPlan refuses it later, with its message)."""
+    return previous is not None and not (isinstance(previous, Mapping) and not previous)
+
+
+@dataclass(frozen=True)
+class RankedGroup(Generic[QueueT, ConsumerT]):
+    """The inputs of one rebalance as `prepare_ranked` gives them: the queues ranked, the
+    consumers sorted; `kept`, for each consumer in that order, the ranks of its previous
+    queues that still exist, ascending (`Group.kept_queues`, ranked and sorted); `unheld`, the
+    ranks, ascending, of the queues that no consumer here held before (new ones, and those of
+    consumers that left). Each list is new (the caller may keep or change it), or () for a
+    consumer that kept nothing."""
+
+    queues: RankedQueues[QueueT]
+    consumers: list[ConsumerT]
+    kept: list[Sequence[int]]
+    unheld: list[int]
+
+
+def prepare_ranked(
+    queues: Iterable[QueueT],
+    consumers: Iterable[ConsumerT],
+    previous: Mapping[ConsumerT, Iterable[QueueT]] | None,
+    keep_given: bool = False,
+) -> RankedGroup[QueueT, ConsumerT]:
+    """`prepare`, every check and message the same, with the queues as ranks: previous's
+    queues are looked up once in the ranks, which tells the departed ones and, counted in a
+    set of ranks, the ones held twice, with no inversion of `previous` (one dict insertion per
+    queue held, the costliest pass at a million tuple ids). With no previous, the queues are
+    not ranked at all. `keep_given`: see `rank_queues`.
+    Runtime complexity: O(|Q| log |Q| + |C| log |C| + size of previous), at C speed but for
+    loops over the consumers.
+    """
+    ranked = rank_queues(queues, keep_given, rank_now=_needs_ranks(previous))
+    sorted_consumers: list[ConsumerT] = sorted_distinct_ids(consumers, "consumer")
+    absent = len(ranked.ids)  # the rank of a queue that is not there
+    if not _needs_ranks(previous):
+        return RankedGroup(
+            ranked, sorted_consumers, [()] * len(sorted_consumers), list(range(absent))
+        )
+    if type(previous) is CheckedPlan or previous is None:
+        ranks_of, held = _ranks_of(previous or {}, ranked.rank, absent)
+    else:
+        _refuse_a_queue_id_for_a_list(previous, ranked.ids)
+        ranks_of, held, read = _ranks_of_checked(previous, ranked.rank, absent)
+        if ranked.ids and sorted_consumers and ranks_of:  # else no queue can move
+            _warn_if_all_absent(held, absent, ranks_of, read, ranked.ids)
+    deque(map(list.sort, ranks_of.values()), maxlen=0)  # lists of our own
+    if absent in held:  # departed queues, ranked last: cut them off
+        for ranks in ranks_of.values():
+            if ranks and ranks[-1] == absent:
+                del ranks[bisect_left(ranks, absent) :]
+    kept: list[Sequence[int]] = list(map(ranks_of.get, sorted_consumers, repeat(())))
+    held_here = len(held) - (absent in held)
+    unheld = [] if held_here == absent else list(_never_held(held, absent))
+    left = ranks_of.keys() - set(sorted_consumers)
+    for consumer in left:
+        unheld += ranks_of[consumer]
+    if left:
+        unheld.sort()
+    return RankedGroup(ranked, sorted_consumers, kept, unheld)
+
+
+def _never_held(held: AbstractSet[int], queue_count: int) -> Iterator[int]:
+    """The ranks below `queue_count` that are not in `held`, ascending."""
+    return filterfalse(held.__contains__, range(queue_count))
+
+
+def _ranks_of(
+    plan: Mapping[ConsumerT, Sequence[QueueT]], rank: dict[QueueT, int], absent: int
+) -> tuple[dict[ConsumerT, list[int]], set[int]]:
+    """consumer -> the ranks of its queues in `plan`, a list of its own (`absent` for a queue
+    not ranked), and the set of those ranks: one pass of look-ups over all the queues, cut
+    into one list per consumer by slices (no Python loop over the consumers)."""
+    owned_lists = list(plan.values())
+    ranks = list(map(rank.get, chain.from_iterable(owned_lists), repeat(absent)))
+    ends = list(accumulate(map(len, owned_lists)))
+    per_consumer = map(ranks.__getitem__, map(slice, [0, *ends[:-1]], ends))
+    return dict(zip(plan.keys(), per_consumer, strict=True)), set(ranks)
+
+
+def _ranks_of_checked(
+    previous: Mapping[ConsumerT, Iterable[QueueT]], rank: dict[QueueT, int], absent: int
+) -> tuple[dict[ConsumerT, list[int]], set[int], Mapping[ConsumerT, Iterable[QueueT]]]:
+    """`_ranks_of(previous)`, having checked `previous` as CheckedPlan does and raising what
+    it raises, and the mapping its queues were read from (`previous`, or its CheckedPlan: an
+    iterable may be read only once). A dict of lists and tuples is checked by counting: each
+    queue held once means as many distinct ranks as ranked queues held, and as many distinct
+    departed queues as departed ones held. Anything else, or a count that is off, goes
+    through CheckedPlan."""
+    if type(previous) is dict and set(map(type, previous.values())) <= {list, tuple}:
+        try:
+            ranks_of, held = _ranks_of(previous, rank, absent)
+        except TypeError:  # an unhashable queue: CheckedPlan names it
+            pass
+        else:
+            if _each_queue_held_once(ranks_of, held, previous, absent):
+                return ranks_of, held, previous
+            CheckedPlan(previous)
+            raise RuntimeError("previous holds a queue twice by count, yet CheckedPlan found none")
+    checked = CheckedPlan(previous)
+    return (*_ranks_of(checked, rank, absent), checked)
+
+
+def _each_queue_held_once(
+    ranks_of: dict[ConsumerT, list[int]],
+    held: set[int],
+    previous: Mapping[ConsumerT, Iterable[QueueT]],
+    absent: int,
+) -> bool:
+    """Whether no queue of `previous` is held twice, `ranks_of` being its ranks and `held` the
+    set of them: as many ranks in the set as queues held, but for departed queues, which share
+    the rank `absent` and are told apart by a set of their own."""
+    held_count = sum(map(len, ranks_of.values()))
+    if absent not in held:
+        return len(held) == held_count
+    departed = sum(map(operator.countOf, ranks_of.values(), repeat(absent)))
+    if len(held) - 1 != held_count - departed:
+        return False
+    departed_queues = [
+        queue
+        for owned, ranks in zip(previous.values(), ranks_of.values(), strict=True)
+        if absent in ranks
+        for queue, queue_rank in zip(owned, ranks, strict=True)
+        if queue_rank == absent
+    ]
+    return len(set(departed_queues)) == departed
+
+
+def _warn_if_all_absent(
+    held: set[int],
+    absent: int,
+    ranks_of: dict[ConsumerT, list[int]],
+    previous: Mapping[ConsumerT, Iterable[QueueT]],
+    sorted_queues: list[QueueT],
+) -> None:
+    """`_warn_if_sharing_no_queue` for a previous already ranked: the same warning when it
+    holds queues and all are absent (`held`, the set of its ranks, is {absent})."""
+    if held == {absent}:
+        held_count = sum(map(len, ranks_of.values()))
+        first_held = next(chain.from_iterable(previous.values()))
+        _warn_sharing_no_queue(held_count, first_held, sorted_queues)
+
+
 def empty_plan(consumers: list[ConsumerT]) -> dict[ConsumerT, list[QueueT]]:
     """A plan with every consumer as a key and no queues yet, in consumer order.
 
@@ -561,9 +789,13 @@ def _warn_if_sharing_no_queue(owner: Mapping[Any, Any], sorted_queues: list[Any]
     queue shared)."""
     if not owner or not owner.keys().isdisjoint(sorted_queues):
         return
-    held = next(iter(owner))
+    _warn_sharing_no_queue(len(owner), next(iter(owner)), sorted_queues)
+
+
+def _warn_sharing_no_queue(held_count: int, held: Any, sorted_queues: list[Any]) -> None:
+    """The PreviousMismatchWarning: previous holds `held_count` queues, `held` the first."""
     _warn_outside_package(
-        f"previous holds {len(owner)} queue(s), none of them among the {len(sorted_queues)} "
+        f"previous holds {held_count} queue(s), none of them among the {len(sorted_queues)} "
         f"queues given (previous holds {shortened_repr(held)} ({type(held).__name__}), the "
         f"queues start with {shortened_repr(sorted_queues[0])} "
         f"({type(sorted_queues[0]).__name__})): ids of another form? Every queue is assigned "
