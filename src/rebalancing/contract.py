@@ -496,9 +496,15 @@ def _raise_for_first_bad_owner(read: list[tuple[Any, Iterable[Any]]]) -> NoRetur
             try:
                 earlier = owner.get(queue)
             except TypeError:
+                hint = (
+                    ": a plan read back from JSON has lists where its ids were tuples; turn "
+                    "them back into tuples (tuple(queue)) before passing it as previous"
+                    if isinstance(queue, list)
+                    else ""
+                )
                 raise TypeError(
                     f"queue id {shortened_repr(queue)} in previous[{shortened_repr(consumer)}] "
-                    "is not hashable"
+                    f"is not hashable{hint}"
                 ) from None
             if queue in owner:
                 if earlier == consumer:

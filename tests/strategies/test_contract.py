@@ -8,6 +8,7 @@ properties also run on hypothesis-generated groups (ids ending in `-hypothesis`)
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
 import re
@@ -385,3 +386,11 @@ def test_a_session_whose_group_replaced_every_queue_does_not_warn(strategy: Stra
     session = strategy.open_session(seed=1)
     session.rebalance(["old-1", "old-2"], ["c1", "c2"])
     assert _mismatch_warnings(lambda: session.rebalance(["new-1", "new-2"], ["c1", "c2"])) == []
+
+
+def test_a_previous_read_back_from_json_is_refused_saying_to_make_tuples_again() -> None:
+    sticky = STRATEGIES["sticky"]
+    plan = sticky.assign([("orders", 0), ("orders", 1)], ["c1"], None)
+    read_back = json.loads(json.dumps(plan))
+    with pytest.raises(TypeError, match=r"read back from JSON .*tuple\(queue\)"):
+        sticky.assign([("orders", 0), ("orders", 1)], ["c1"], read_back)
