@@ -13,6 +13,14 @@ groups, smallest first (ints, strings and (topic, broker, queue) tuples as ids; 
 that name departed consumers and removed queues), and a failing group is shrunk greedily (drop a
 queue, a consumer, a previous entry) while it still fails. The project's own suite also feeds the
 same properties (PROPERTIES) with hypothesis-generated groups.
+
+A strategy that reads zones, weights or capacities (rebalancing.placement: `uses`) and promises
+something about them (`promises`) gets more checks, chosen by `placement_checks(uses,
+promises)`: every property again on groups that carry those inputs (`*_with_placement`), the
+errors for bad ones (`rejects_bad_*`), entries of departed ids ignored, zones that cannot matter
+changing nothing, and each declared promise (`promise_balanced`, `promise_zone_matching`,
+`promise_bounded_load`, as rebalancing.placement.PROMISES states them). `check_strategy` reads
+`uses` and `promises` from a registered Strategy, or takes them as arguments.
 """
 
 from __future__ import annotations
@@ -29,9 +37,11 @@ import sys
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from rebalancing.contract import AssignFunction, PreviousMismatchWarning
+from rebalancing.placement import INPUTS, PROMISES, ZONE_INPUTS, PlacementMismatchWarning
 
 Plan = dict[Any, list[Any]]
 
@@ -42,14 +52,29 @@ class BrokenPromiseError(AssertionError):
 
 @dataclass(frozen=True)
 class Case:
-    """One rebalance's inputs, as a caller passes them."""
+    """One rebalance's inputs, as a caller passes them: the three arguments, and the extra
+    inputs of rebalancing.placement (None: not passed)."""
 
     queues: list[Any]
     consumers: list[Any]
     previous: dict[Any, list[Any]] | None = None
+    consumer_zones: dict[Any, Any] | None = None
+    queue_zones: dict[Any, list[Any]] | None = None
+    weights: dict[Any, float] | None = None
+    capacities: dict[Any, float] | None = None
+
+    def extras(self) -> dict[str, Any]:
+        """The extra inputs given, by keyword."""
+        return {
+            name: getattr(self, name) for name in _INPUT_ORDER if getattr(self, name) is not None
+        }
 
     def __str__(self) -> str:
-        return f"assign({self.queues!r}, {self.consumers!r}, {self.previous!r})"
+        extras = "".join(f", {name}={value!r}" for name, value in self.extras().items())
+        return f"assign({self.queues!r}, {self.consumers!r}, {self.previous!r}{extras})"
+
+
+_INPUT_ORDER = ("consumer_zones", "queue_zones", "weights", "capacities")
 
 
 def _require(condition: bool, message: str) -> None:
@@ -58,7 +83,8 @@ def _require(condition: bool, message: str) -> None:
 
 
 def _call(assign: AssignFunction, case: Case) -> Plan:
-    return assign(case.queues, case.consumers, case.previous)
+    call: Callable[..., Plan] = assign
+    return call(case.queues, case.consumers, case.previous, **case.extras())
 
 
 # --- properties of one valid input (each raises BrokenPromiseError) ----------------------------
@@ -104,15 +130,21 @@ def _shuffled(case: Case, rng: random.Random) -> Case:
         previous = {
             owner: rng.sample(case.previous[owner], len(case.previous[owner])) for owner in owners
         }
+    extras = {
+        name: dict(rng.sample(list(given.items()), len(given)))
+        for name, given in case.extras().items()
+    }
     return Case(
         rng.sample(case.queues, len(case.queues)),
         rng.sample(case.consumers, len(case.consumers)),
         previous,
+        **extras,
     )
 
 
 def order_insensitive(assign: AssignFunction, case: Case) -> None:
-    """Queues, consumers and previous in any order give the same plan."""
+    """Queues, consumers, previous (and the extra inputs' maps) in any order give the same
+    plan."""
     expected = _call(assign, case)
     rng = random.Random(str(case))  # a str seed is hashed with SHA-512, not hash()
     for _ in range(2):
@@ -132,9 +164,11 @@ def accepts_any_iterables(assign: AssignFunction, case: Case) -> None:
             return None
         return {owner: (queue for queue in owned) for owner, owned in case.previous.items()}
 
-    got = assign((queue for queue in case.queues), tuple(case.consumers), generators())
+    call: Callable[..., Plan] = assign
+    extras = case.extras()
+    got = call((queue for queue in case.queues), tuple(case.consumers), generators(), **extras)
     _require(got == expected, f"a generator and a tuple gave {got!r} instead of {expected!r}")
-    got = assign(set(case.queues), dict.fromkeys(case.consumers).keys(), generators())
+    got = call(set(case.queues), dict.fromkeys(case.consumers).keys(), generators(), **extras)
     _require(got == expected, f"a set and a dict's keys gave {got!r} instead of {expected!r}")
 
 
@@ -256,6 +290,7 @@ def _failure(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PreviousMismatchWarning)
+            warnings.simplefilter("ignore", PlacementMismatchWarning)
             prop(assign, copy.deepcopy(case))  # each try on fresh inputs, whatever assign does
     except BrokenPromiseError as broken:
         return str(broken)
@@ -282,20 +317,30 @@ def shrink(
     return case, reason
 
 
+def _first_failure(
+    name: str,
+    prop: Callable[[AssignFunction, Case], None],
+    assign: AssignFunction,
+    cases: Iterable[Case],
+) -> None:
+    """Raise BrokenPromiseError for the first case of `cases` on which `prop` fails, shrunk."""
+    for case in cases:
+        reason = _failure(prop, assign, case)
+        if reason is None:
+            continue
+        try:
+            smallest, reason = shrink(prop, assign, case)
+        except ValueError:  # it held on a second try: the strategy is not deterministic
+            smallest = case
+            reason += " (and not on a second call with the same input)"
+        raise BrokenPromiseError(f"{name}: {reason}\n  smallest input found: {smallest}")
+
+
 def _property_check(name: str) -> Callable[[AssignFunction], None]:
     prop = PROPERTIES[name]
 
     def check(assign: AssignFunction) -> None:
-        for case in groups():
-            reason = _failure(prop, assign, case)
-            if reason is None:
-                continue
-            try:
-                smallest, reason = shrink(prop, assign, case)
-            except ValueError:  # it held on a second try: the strategy is not deterministic
-                smallest = case
-                reason += " (and not on a second call with the same input)"
-            raise BrokenPromiseError(f"{name}: {reason}\n  smallest input found: {smallest}")
+        _first_failure(name, prop, assign, groups())
 
     check.__name__ = check.__qualname__ = f"check_{name}"
     check.__doc__ = prop.__doc__
@@ -540,16 +585,325 @@ CHECKS: Mapping[str, Callable[[AssignFunction], None]] = {
 """Every check of the contract: name (the promise) -> check(assign), raising BrokenPromiseError."""
 
 
-def check_strategy(assign: AssignFunction, skip: Iterable[str] = ()) -> None:
-    """Run every check of CHECKS on `assign`; the first promise broken raises AssertionError
-    (BrokenPromiseError) naming it and the smallest input found. `skip` names checks not to run
+# --- zones, weights and capacities (rebalancing.placement) --------------------------------------
+
+_ZONE_NAMES = ["zone-a", "zone-b", "zone-c"]
+
+
+def _with_placement(case: Case, uses: frozenset[str], rng: random.Random) -> Case:
+    """`case` with the inputs of `uses` drawn from `rng`: zones for most consumers and queues
+    (some have none, some are missing from the map), a weight for every queue (zeros, ints and
+    floats) and a capacity for every consumer, and each map with an entry for an id that is
+    not in the group."""
+    extras: dict[str, Any] = {}
+    if "consumer_zones" in uses:
+        zones: dict[Any, Any] = {}
+        for consumer in case.consumers:
+            draw = rng.random()
+            if draw < 0.85:
+                zones[consumer] = rng.choice(_ZONE_NAMES)
+            elif draw < 0.92:
+                zones[consumer] = None
+        zones["departed-consumer"] = "zone-a"
+        extras["consumer_zones"] = zones
+    if "queue_zones" in uses:
+        replicas: dict[Any, list[Any]] = {
+            queue: rng.sample(_ZONE_NAMES, rng.randint(0, 2))
+            for queue in case.queues
+            if rng.random() < 0.9
+        }
+        extras["queue_zones"] = {**replicas, ("removed", "queue"): ["zone-b"]}
+    if "weights" in uses:
+        weights: dict[Any, float] = {
+            queue: rng.choice([0, 1, 2.5, rng.randint(0, 100), rng.random() * 1000])
+            for queue in case.queues
+        }
+        extras["weights"] = {**weights, ("removed", "queue"): 7}
+    if "capacities" in uses:
+        capacities: dict[Any, float] = {
+            consumer: rng.choice([1, 2, 0.5, rng.randint(1, 8)]) for consumer in case.consumers
+        }
+        extras["capacities"] = {**capacities, "departed-consumer": 3}
+    return replace(case, **extras)
+
+
+def placement_groups(uses: Collection[str], count: int = 120, seed: int = 2033) -> list[Case]:
+    """`count` groups of `groups()` carrying the inputs of `uses`, drawn from `seed`."""
+    rng = random.Random(seed)
+    return [_with_placement(case, frozenset(uses), rng) for case in groups(count, seed)]
+
+
+def exact_fit_groups(count: int = 60, seed: int = 2034) -> list[Case]:
+    """Groups where every zone holds k consumers and k x m queues, each queue in one zone and
+    every consumer in a zone: a balanced plan can read every queue in its zone."""
+    rng = random.Random(seed)
+    cases: list[Case] = []
+    for number in range(count):
+        zones = _ZONE_NAMES[: rng.randint(1, 3)]
+        per_zone, per_consumer = rng.randint(1, 3), rng.randint(0, 3)
+        consumers = [f"consumer-{index}" for index in rng.sample(range(99), per_zone * len(zones))]
+        queue_count = per_zone * per_consumer * len(zones)
+        kind = number % 3
+        numbers = rng.sample(range(10 * queue_count + 10), queue_count)
+        queues: list[Any] = (
+            numbers
+            if kind == 0
+            else [f"q{value}" for value in numbers]
+            if kind == 1
+            else [("orders", value) for value in numbers]
+        )
+        zone_of_queue = [zone for zone in zones for _ in range(per_zone * per_consumer)]
+        rng.shuffle(zone_of_queue)
+        consumer_zones = dict(
+            zip(consumers, [z for z in zones for _ in range(per_zone)], strict=True)
+        )
+        previous: dict[Any, list[Any]] | None = None
+        if rng.random() < 0.7:
+            previous = {consumer: [] for consumer in consumers}
+            for queue in queues:
+                if rng.random() < 0.8:
+                    previous[rng.choice(consumers)].append(queue)
+        queue_zones = {queue: [zone] for queue, zone in zip(queues, zone_of_queue, strict=True)}
+        cases.append(Case(queues, consumers, previous, consumer_zones, queue_zones))
+    return cases
+
+
+def _counts(plan: Plan) -> list[int]:
+    return [len(owned) for owned in plan.values()]
+
+
+def balanced(assign: AssignFunction, case: Case) -> None:
+    """Promise `balanced`: queue counts differ by at most one."""
+    counts = _counts(_call(assign, case))
+    _require(
+        not counts or max(counts) - min(counts) <= 1,
+        f"queue counts {counts} differ by more than one",
+    )
+
+
+def zone_matching(assign: AssignFunction, case: Case) -> None:
+    """Promise `zone_matching`: on an exact-fit group every queue is read in its zone."""
+    plan = _call(assign, case)
+    zones = case.consumer_zones or {}
+    replicas = case.queue_zones or {}
+    away = sorted(
+        (repr(queue), repr(consumer))
+        for consumer, owned in plan.items()
+        for queue in owned
+        if zones.get(consumer) not in replicas.get(queue, ())
+    )
+    _require(not away, f"queues read outside their zone (queue, consumer): {away}")
+
+
+def bounded_load(assign: AssignFunction, case: Case) -> None:
+    """Promise `bounded_load`: max load / capacity <= total weight / total capacity + heaviest
+    weight / smallest capacity (weights 1 and capacities 1 when not given)."""
+    plan = _call(assign, case)
+    if not plan or not case.queues:
+        return
+    weights = case.weights or dict.fromkeys(case.queues, 1.0)
+    capacities = case.capacities or dict.fromkeys(case.consumers, 1.0)
+    total = sum(weights[queue] for queue in case.queues)
+    bound = total / sum(capacities[consumer] for consumer in case.consumers) + max(
+        weights[queue] for queue in case.queues
+    ) / min(capacities[consumer] for consumer in case.consumers)
+    loads = {
+        consumer: sum(weights[queue] for queue in owned) / capacities[consumer]
+        for consumer, owned in plan.items()
+    }
+    worst = max(loads, key=loads.__getitem__)
+    _require(
+        loads[worst] <= bound * (1 + 1e-9) + 1e-12,
+        f"{worst!r} carries load / capacity {loads[worst]}, over the bound {bound}",
+    )
+
+
+def zones_that_cannot_matter_change_nothing(assign: AssignFunction, case: Case) -> None:
+    """Every consumer in a zone and every queue with replicas in all of them: the plan is the
+    plan without zones."""
+    call: Callable[..., Plan] = assign
+    extras = {name: value for name, value in case.extras().items() if name not in ZONE_INPUTS}
+    without = call(case.queues, case.consumers, case.previous, **extras)
+    everywhere = {consumer: _ZONE_NAMES[index % 2] for index, consumer in enumerate(case.consumers)}
+    uniform = dict.fromkeys(case.queues, _ZONE_NAMES[:2])
+    got = call(
+        case.queues,
+        case.consumers,
+        case.previous,
+        consumer_zones=everywhere,
+        queue_zones=uniform,
+        **extras,
+    )
+    _require(got == without, f"with uninformative zones it gave {got!r} instead of {without!r}")
+
+
+def departed_ids_in_the_maps_change_nothing(assign: AssignFunction, case: Case) -> None:
+    """Entries of the extra inputs' maps for ids outside the group are ignored."""
+    call: Callable[..., Plan] = assign
+    expected = _call(assign, case)
+    padded: dict[str, Any] = {}
+    for name, given in case.extras().items():
+        if name == "queue_zones":
+            padded[name] = {**given, ("not", "a", "queue"): ["zone-c"]}
+        elif name == "weights":
+            padded[name] = {**given, ("not", "a", "queue"): 1e9}
+        elif name == "capacities":
+            padded[name] = {**given, ("not", "a", "consumer"): 1e-9}
+        else:
+            padded[name] = {**given, ("not", "a", "consumer"): "zone-c"}
+    got = call(case.queues, case.consumers, case.previous, **padded)
+    _require(
+        got == expected, f"entries for unknown ids changed the plan to {got!r} from {expected!r}"
+    )
+
+
+def _rejects_bad_numbers(
+    assign: AssignFunction, promise: str, keyword: str, cases: list[tuple[Any, type, list[str]]]
+) -> None:
+    """Each map of `cases` passed as `keyword` must raise its error naming its texts."""
+    call: Callable[..., Plan] = assign
+    for bad, error, naming in cases:
+        shown = f"assign(['q1', 'q2'], ['c1', 'c2'], {keyword}={bad!r})"
+        bound = partial(call, **{keyword: bad})
+        _expect(bound, promise, error, naming, ["q1", "q2"], ["c1", "c2"], shown=shown)
+
+
+def check_rejects_bad_weights(assign: AssignFunction) -> None:
+    """A weight that is negative, NaN, infinite, not a real number, or missing for a queue of
+    the group is an error naming the queue."""
+    good = {"q1": 1.0, "q2": 2}
+    cases: list[tuple[Any, type, list[str]]] = [
+        ({**good, "q2": -1}, ValueError, ["'q2'", "-1"]),
+        ({**good, "q1": math.nan}, ValueError, ["'q1'", "nan"]),
+        ({**good, "q2": math.inf}, ValueError, ["'q2'", "inf"]),
+        ({**good, "q1": "heavy"}, TypeError, ["'q1'", "'heavy'"]),
+        ({**good, "q1": True}, TypeError, ["'q1'", "True"]),
+        ({"q1": 1.0}, ValueError, ["'q2'"]),
+    ]
+    _rejects_bad_numbers(assign, "rejects_bad_weights", "weights", cases)
+
+
+def check_rejects_bad_capacities(assign: AssignFunction) -> None:
+    """A capacity that is 0, negative, NaN, infinite or missing for a member is an error naming
+    the member."""
+    good = {"c1": 1.0, "c2": 2}
+    cases: list[tuple[Any, type, list[str]]] = [
+        ({**good, "c2": 0}, ValueError, ["'c2'", "0"]),
+        ({**good, "c1": -3}, ValueError, ["'c1'", "-3"]),
+        ({**good, "c1": math.nan}, ValueError, ["'c1'", "nan"]),
+        ({**good, "c2": math.inf}, ValueError, ["'c2'", "inf"]),
+        ({"c1": 1.0}, ValueError, ["'c2'"]),
+    ]
+    _rejects_bad_numbers(assign, "rejects_bad_capacities", "capacities", cases)
+
+
+def check_rejects_bad_zones(assign: AssignFunction, uses: frozenset[str]) -> None:
+    """A zone map that is not a mapping, an unhashable zone, a single zone where a collection of
+    replica zones belongs, or zones that do not order together are a TypeError naming them."""
+    promise = "rejects_bad_zones"
+    call: Callable[..., Plan] = assign
+    arguments = (["q1", "q2"], ["c1", "c2"])
+    bad_inputs: list[tuple[str, Any, list[str]]] = []
+    if "consumer_zones" in uses:
+        bad_inputs += [
+            ("consumer_zones", [("c1", "a")], ["consumer_zones"]),
+            ("consumer_zones", {"c1": ["a"]}, ["'c1'", "['a']"]),
+            ("consumer_zones", {"c1": "a", "c2": 2}, ["zone", "'a'", "2"]),
+        ]
+    if "queue_zones" in uses:
+        bad_inputs += [
+            ("queue_zones", {"q1": "a"}, ["'q1'", "'a'"]),
+            ("queue_zones", {"q2": 3}, ["'q2'", "3"]),
+            ("queue_zones", {"q1": [["a"]]}, ["'q1'", "['a']"]),
+        ]
+    for name, bad, naming in bad_inputs:
+        _expect(
+            partial(call, **{name: bad}),
+            promise,
+            TypeError,
+            naming,
+            *arguments,
+            shown=f"assign(['q1', 'q2'], ['c1', 'c2'], {name}={bad!r})",
+        )
+
+
+PROMISE_PROPERTIES: Mapping[str, Callable[[AssignFunction, Case], None]] = {
+    "balanced": balanced,
+    "zone_matching": zone_matching,
+    "bounded_load": bounded_load,
+}
+"""The promise of rebalancing.placement.PROMISES -> its property of one Case."""
+
+
+def placement_checks(
+    uses: Collection[str], promises: Collection[str] = ()
+) -> dict[str, Callable[[AssignFunction], None]]:
+    """The checks of a strategy that reads `uses` and keeps `promises`: name -> check(assign).
+    Empty for a strategy of ids alone."""
+    uses, promises = frozenset(uses), frozenset(promises)
+    unknown = sorted((uses - INPUTS) | (promises - set(PROMISES)))
+    if unknown:
+        raise ValueError(f"unknown inputs or promises {unknown}")
+    if not uses:
+        return {}
+    checks: dict[str, Callable[[AssignFunction], None]] = {}
+
+    def on_cases(
+        name: str, prop: Callable[[AssignFunction, Case], None], cases: Callable[[], list[Case]]
+    ) -> None:
+        def check(assign: AssignFunction) -> None:
+            _first_failure(name, prop, assign, cases())
+
+        check.__name__ = check.__qualname__ = f"check_{name}"
+        check.__doc__ = prop.__doc__
+        checks[name] = check
+
+    for name, prop in PROPERTIES.items():
+        on_cases(f"{name}_with_placement", prop, partial(placement_groups, uses))
+    on_cases(
+        "departed_ids_in_the_maps_change_nothing",
+        departed_ids_in_the_maps_change_nothing,
+        partial(placement_groups, uses, 40),
+    )
+    if "weights" in uses:
+        checks["rejects_bad_weights"] = check_rejects_bad_weights
+    if "capacities" in uses:
+        checks["rejects_bad_capacities"] = check_rejects_bad_capacities
+    if uses & ZONE_INPUTS:
+        checks["rejects_bad_zones"] = partial(check_rejects_bad_zones, uses=uses)
+    if uses >= ZONE_INPUTS:
+        on_cases(
+            "zones_that_cannot_matter_change_nothing",
+            zones_that_cannot_matter_change_nothing,
+            partial(placement_groups, uses - ZONE_INPUTS, 60),
+        )
+    for promise in sorted(promises):
+        cases = exact_fit_groups if promise == "zone_matching" else partial(placement_groups, uses)
+        on_cases(f"promise_{promise}", PROMISE_PROPERTIES[promise], cases)
+    return checks
+
+
+def check_strategy(
+    assign: AssignFunction,
+    skip: Iterable[str] = (),
+    *,
+    uses: Collection[str] | None = None,
+    promises: Collection[str] | None = None,
+) -> None:
+    """Run every check of CHECKS on `assign`, and those of `placement_checks(uses, promises)`;
+    the first promise broken raises AssertionError (BrokenPromiseError) naming it and the
+    smallest input found. `uses` and `promises` default to the attributes of that name of
+    `assign` (a registered Strategy has them), else nothing. `skip` names checks not to run
     (say, "deterministic_across_hash_seeds" for a function a fresh process cannot import)."""
     if os.environ.get(CHILD_VARIABLE):
         return  # inside this check's own fresh process (see CHILD_VARIABLE)
+    declared_uses = getattr(assign, "uses", frozenset()) if uses is None else uses
+    declared_promises = getattr(assign, "promises", frozenset()) if promises is None else promises
+    checks = {**CHECKS, **placement_checks(declared_uses, declared_promises)}
     skipped = set(skip)
-    unknown = skipped - set(CHECKS)
+    unknown = skipped - set(checks)
     if unknown:
-        raise ValueError(f"unknown check {', '.join(sorted(unknown))}; known: {', '.join(CHECKS)}")
-    for name, check in CHECKS.items():
+        raise ValueError(f"unknown check {', '.join(sorted(unknown))}; known: {', '.join(checks)}")
+    for name, check in checks.items():
         if name not in skipped:
             check(assign)

@@ -78,9 +78,13 @@ def test_every_strategy_is_exact_and_sticky_is_optimal_over_many_scenarios() -> 
             0,
             0,
         )
-        if row.strategy not in NOT_BALANCING:
-            assert row.spread is not None
-            assert row.spread <= 1
+        assert row.spread is not None
+        if "bounded_load" in STRATEGIES[row.strategy].promises:
+            # every queue weighs 1 here: the promise is counts within mean + 1 (and, handed out
+            # to the least loaded, none below mean - 1)
+            assert row.spread <= 2, row
+        elif row.strategy not in NOT_BALANCING:
+            assert row.spread <= 1, row
         if row.strategy == "sticky":
             assert row.stickiness_gap in (None, 0.0)
 

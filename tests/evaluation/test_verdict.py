@@ -165,7 +165,15 @@ def test_every_system_of_the_registry_has_a_verdict_and_candidates() -> None:
     assert all(STRATEGIES[name].client_side for name in client)
 
 
+def test_strategies_reading_zones_or_weights_are_no_candidates_until_scenarios_carry_them() -> None:
+    for name, system in SYSTEM_VERDICTS.items():
+        assert not [c for c in system.candidates() if STRATEGIES[c].uses], name
+    assert "kafka-eager" in (STRATEGIES["rack_aware_sticky"].systems or ())
+
+
 def test_the_terminal_verdict_is_short_and_ends_with_the_conclusion() -> None:
+    # every strategy `--system any` scores (the zone and load strategies wait for scenarios
+    # that carry zones and weights: DEFAULT_STRATEGIES leaves them out)
     summary = summary_of(
         **{
             name: metrics(moves=spread_around(float(index), 1.0))

@@ -15,7 +15,17 @@ from typing import Any
 import pytest
 
 from rebalancing.contract import empty_plan, prepare
-from rebalancing.testing import CHECKS, BrokenPromiseError, Case, check_strategy, shrink, valid_plan
+from rebalancing.placement import check_placement
+from rebalancing.strategies import Strategy, lag_greedy
+from rebalancing.testing import (
+    CHECKS,
+    BrokenPromiseError,
+    Case,
+    check_strategy,
+    placement_checks,
+    shrink,
+    valid_plan,
+)
 
 Previous = Mapping[Any, Iterable[Any]] | None
 
@@ -255,3 +265,116 @@ def test_a_script_checking_its_own_function_at_top_level_works(tmp_path: Path) -
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == "checked\n"
+
+
+# --- zones, weights and capacities: broken strategies each check catches ----------------------
+
+ZONES = frozenset({"consumer_zones", "queue_zones"})
+LOADS = frozenset({"weights", "capacities"})
+
+
+def zone_blind(queues, consumers, previous=None, *, consumer_zones=None, queue_zones=None):  # type: ignore[no-untyped-def]
+    """Checks its zones and then ignores them."""
+    group = prepare(queues, consumers, previous)
+    check_placement(group, consumer_zones=consumer_zones, queue_zones=queue_zones)
+    return deal_by_crc(group.queues, group.consumers, previous)
+
+
+def zones_unchecked(queues, consumers, previous=None, *, consumer_zones=None, queue_zones=None):  # type: ignore[no-untyped-def]
+    return deal_by_crc(queues, consumers, previous)
+
+
+def weights_unchecked(queues, consumers, previous=None, *, weights=None, capacities=None):  # type: ignore[no-untyped-def]
+    return lag_greedy.assign(queues, consumers, previous)
+
+
+def all_on_the_first(queues, consumers, previous=None, *, weights=None, capacities=None):  # type: ignore[no-untyped-def]
+    group = prepare(queues, consumers, previous)
+    check_placement(group, weights=weights, capacities=capacities)
+    plan: dict[Any, list[Any]] = empty_plan(group.consumers)
+    if plan:
+        plan[group.consumers[0]].extend(group.queues)
+    return plan
+
+
+def first_zone_listed_takes_all(
+    queues, consumers, previous=None, *, consumer_zones=None, queue_zones=None
+):  # type: ignore[no-untyped-def]
+    group = prepare(queues, consumers, previous)
+    placement = check_placement(group, consumer_zones=consumer_zones, queue_zones=queue_zones)
+    first = next(iter(placement.consumer_zone), None)
+    if first is None:
+        return deal_by_crc(group.queues, group.consumers, previous)
+    return {
+        consumer: list(group.queues) if consumer == first else [] for consumer in group.consumers
+    }
+
+
+def by_zone_then_id(queues, consumers, previous=None, *, consumer_zones=None, queue_zones=None):  # type: ignore[no-untyped-def]
+    """Deals round the consumers ordered by zone, so uninformative zones still change the plan."""
+    group = prepare(queues, consumers, previous)
+    placement = check_placement(group, consumer_zones=consumer_zones, queue_zones=queue_zones)
+    ordered = sorted(group.consumers, key=lambda c: (str(placement.zone_of(c)), c))
+    plan: dict[Any, list[Any]] = empty_plan(group.consumers)
+    for index, queue in enumerate(group.queues if plan else ()):
+        plan[ordered[index % len(ordered)]].append(queue)
+    return plan
+
+
+def counts_the_map(queues, consumers, previous=None, *, weights=None, capacities=None):  # type: ignore[no-untyped-def]
+    """Rotates by the size of the weight map, entries for unknown ids included."""
+    group = prepare(queues, consumers, previous)
+    check_placement(group, weights=weights, capacities=capacities)
+    plan: dict[Any, list[Any]] = empty_plan(group.consumers)
+    shift = len(weights or ())
+    for index, queue in enumerate(group.queues if plan else ()):
+        plan[group.consumers[(index + shift) % len(plan)]].append(queue)
+    return plan
+
+
+@pytest.mark.parametrize(
+    ("strategy", "uses", "promises", "check"),
+    [
+        (zone_blind, ZONES, {"zone_matching"}, "promise_zone_matching"),
+        (zones_unchecked, ZONES, (), "rejects_bad_zones"),
+        (weights_unchecked, LOADS, (), "rejects_bad_weights"),
+        (weights_unchecked, LOADS, (), "rejects_bad_capacities"),
+        (all_on_the_first, LOADS, {"bounded_load"}, "promise_bounded_load"),
+        (all_on_the_first, LOADS, {"balanced"}, "promise_balanced"),
+        (first_zone_listed_takes_all, ZONES, (), "order_insensitive_with_placement"),
+        (by_zone_then_id, ZONES, (), "zones_that_cannot_matter_change_nothing"),
+        (counts_the_map, LOADS, (), "departed_ids_in_the_maps_change_nothing"),
+    ],
+)
+def test_each_placement_check_catches_a_strategy_that_breaks_its_promise(
+    strategy: Any, uses: frozenset[str], promises: Any, check: str
+) -> None:
+    with pytest.raises(BrokenPromiseError, match=f"^{check}"):
+        placement_checks(uses, promises)[check](strategy)
+
+
+def test_every_kind_of_placement_check_is_shown_catching_a_broken_strategy_above() -> None:
+    source = Path(__file__).read_text(encoding="utf-8")
+    every = placement_checks(ZONES | LOADS, {"balanced", "zone_matching", "bounded_load"})
+    kinds = {name for name in every if not name.endswith("_with_placement")}
+    assert [name for name in sorted(kinds) if f'"{name}")' not in source] == []
+
+
+def test_check_strategy_reads_uses_and_promises_from_a_strategy_or_its_arguments() -> None:
+    declared = Strategy("blind", zone_blind, "a test's own", uses=ZONES, promises={"zone_matching"})
+    with pytest.raises(AssertionError, match=r"^promise_zone_matching"):
+        check_strategy(declared, skip={"deterministic_across_hash_seeds"})
+    with pytest.raises(AssertionError, match=r"^promise_zone_matching"):
+        check_strategy(
+            zone_blind,
+            uses=ZONES,
+            promises={"zone_matching"},
+            skip={"deterministic_across_hash_seeds"},
+        )
+    check_strategy(zone_blind, uses=ZONES)  # promising nothing about zones, it keeps the rest
+
+
+def test_a_strategy_of_ids_alone_gets_no_placement_check() -> None:
+    assert placement_checks(frozenset()) == {}
+    with pytest.raises(ValueError, match="unknown inputs or promises"):
+        placement_checks({"rack"})

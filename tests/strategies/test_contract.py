@@ -3,7 +3,9 @@
 rebalancing.testing.CHECKS x STRATEGIES, with ids such as `sticky-order_insensitive`, the way
 scikit-learn's `parametrize_with_checks` runs every estimator: a strategy gets the whole suite by
 being registered, and `pytest -k order_insensitive` runs one check on every strategy. The same
-properties also run on hypothesis-generated groups (ids ending in `-hypothesis`).
+properties also run on hypothesis-generated groups (ids ending in `-hypothesis`). A strategy that
+declares extra inputs (`uses`) and promises gets their checks too
+(rebalancing.testing.placement_checks), with ids such as `rack_aware_sticky-promise_balanced`.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from rebalancing.contract import (
     sorted_distinct_ids,
 )
 from rebalancing.strategies import STRATEGIES, Strategy
-from rebalancing.testing import CHECKS, PROPERTIES, Case
+from rebalancing.testing import CHECKS, PROPERTIES, Case, placement_checks
 from tests.groups import GroupCase, groups
 
 REGISTERED = list(STRATEGIES.values())
@@ -45,6 +47,22 @@ REGISTERED = list(STRATEGIES.values())
     ids=[f"{strategy.name}-{name}" for strategy in REGISTERED for name in CHECKS],
 )
 def test_contract(strategy: Strategy, check: Callable[[AssignFunction], None]) -> None:
+    check(strategy.assign)
+
+
+PLACEMENT_CASES = [
+    (strategy, name, check)
+    for strategy in REGISTERED
+    for name, check in placement_checks(strategy.uses, strategy.promises).items()
+]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "check"),
+    [(strategy, check) for strategy, _, check in PLACEMENT_CASES],
+    ids=[f"{strategy.name}-{name}" for strategy, name, _ in PLACEMENT_CASES],
+)
+def test_placement_contract(strategy: Strategy, check: Callable[[AssignFunction], None]) -> None:
     check(strategy.assign)
 
 

@@ -88,3 +88,35 @@ def test_a_strategy_is_called_as_its_assign(name: str) -> None:
     assert strategy(queues, consumers, previous) == strategy.assign(queues, consumers, previous)
     assert strategy(queues, consumers) == strategy.assign(queues, consumers)
     assert callable(strategy)
+
+
+def zoned(queues, consumers, previous=None, *, consumer_zones=None):  # type: ignore[no-untyped-def]
+    return averagely.assign(queues, consumers, previous)
+
+
+def test_a_strategy_declares_the_inputs_it_reads_and_its_assign_must_accept_them() -> None:
+    strategy = Strategy("zoned", zoned, "a test's own", uses={"consumer_zones"})
+    assert strategy.uses == frozenset({"consumer_zones"})
+    with pytest.raises(ValueError, match=r"declares \['queue_zones'\] in uses, but its assign"):
+        Strategy("zoned", zoned, "a test's own", uses={"consumer_zones", "queue_zones"})
+    with pytest.raises(ValueError, match=r"unknown inputs \['rack'\]"):
+        Strategy("zoned", zoned, "a test's own", uses={"rack"})
+    with pytest.raises(ValueError, match=r"unknown promises \['fast'\]"):
+        Strategy("zoned", zoned, "a test's own", promises={"fast"})
+
+
+def test_a_caller_passes_a_strategy_only_the_inputs_it_declares() -> None:
+    available = {"consumer_zones": {"c1": "a"}, "queue_zones": None, "weights": {"q1": 2}}
+    assert STRATEGIES["rack_aware_range"].inputs_for(available) == {"consumer_zones": {"c1": "a"}}
+    assert STRATEGIES["lag_greedy"].inputs_for(available) == {"weights": {"q1": 2}}
+    assert STRATEGIES["sticky"].inputs_for(available) == {}
+    plan = STRATEGIES["lag_greedy"](["q1"], ["c1"], None, weights={"q1": 2})
+    assert plan == {"c1": ["q1"]}
+
+
+def test_strategies_that_read_zones_or_weights_are_not_scored_by_default_yet() -> None:
+    from rebalancing.strategies import DEFAULT_STRATEGIES
+
+    assert "rack_aware_sticky" in STRATEGIES
+    assert not any(STRATEGIES[name].uses for name in DEFAULT_STRATEGIES)
+    assert {"sticky", "averagely", "sac"} <= set(DEFAULT_STRATEGIES)

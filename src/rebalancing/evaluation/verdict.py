@@ -60,11 +60,15 @@ class System:
     views: str = "broker"
 
     def candidates(self, registry: Mapping[str, Strategy] = STRATEGIES) -> tuple[str, ...]:
-        """The registered strategies that run on this system (the defaults for `any`)."""
+        """The registered strategies that run on this system (the defaults for `any`); those
+        that read zones or weights (`Strategy.uses`) only once the scenarios carry them, as
+        DEFAULT_STRATEGIES leaves them out: without them they repeat plain strategies' rows."""
         if self.name == ANY_SYSTEM:
             return tuple(name for name in registry if name in DEFAULT_STRATEGIES)
         return tuple(
-            name for name, strategy in registry.items() if self.name in (strategy.systems or ())
+            name
+            for name, strategy in registry.items()
+            if self.name in (strategy.systems or ()) and not strategy.uses
         )
 
     def accepts(self, strategy: Strategy) -> bool:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
+from typing import Any
 
 from rebalancing.contract import (
     AssignFunction,
@@ -22,16 +24,23 @@ from rebalancing.contract import (
     StrategySession,
     shortened_repr,
 )
+from rebalancing.placement import INPUTS, PROMISES
 from rebalancing.strategies import (
     averagely,
     bounded_consistent_hash,
     consistent_hash,
     cooperative_sticky,
+    lag_greedy,
+    largest_differencing,
+    machine_room,
     pulsar_failover,
+    rack_aware_range,
+    rack_aware_sticky,
     round_robin,
     sac,
     sticky,
     super_stream,
+    weighted_sticky,
 )
 
 SYSTEMS: Mapping[str, str] = MappingProxyType(
@@ -63,6 +72,11 @@ class Strategy:
     Kafka assignor under either protocol (the adapters run any plan cooperatively) and on a
     RocketMQ broker, and client-side too when `client_side`; a protocol strategy (one with a
     session) runs only where it says.
+    `uses` names the extra inputs `assign` reads, as keyword-only arguments (a subset of
+    rebalancing.placement.INPUTS: consumer_zones, queue_zones, weights, capacities); `assign`
+    must accept each of them, and is called with only those (`inputs_for`). `promises` names
+    what it promises about them (keys of rebalancing.placement.PROMISES), which
+    rebalancing.testing.check_strategy checks. Both empty: a strategy of ids alone.
     A Strategy is called as its `assign`: `STRATEGIES["sticky"](queues, consumers, previous)`.
     """
 
@@ -72,15 +86,29 @@ class Strategy:
     open_session: Callable[..., StrategySession] | None = None
     client_side: bool = False
     systems: frozenset[str] | None = None
+    uses: frozenset[str] = frozenset()
+    promises: frozenset[str] = frozenset()
 
     def __call__(
         self,
         queues: Iterable[QueueT],
         consumers: Iterable[ConsumerT],
         previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
+        **inputs: Any,
     ) -> dict[ConsumerT, list[QueueT]]:
-        """`assign(queues, consumers, previous)`: a Strategy stands wherever a function does."""
-        return self.assign(queues, consumers, previous)
+        """`assign(queues, consumers, previous, **inputs)`: a Strategy stands wherever a
+        function does; `inputs` are passed as they are (see `inputs_for` to pick them)."""
+        assign: Callable[..., dict[ConsumerT, list[QueueT]]] = self.assign
+        return assign(queues, consumers, previous, **inputs)
+
+    def inputs_for(self, available: Mapping[str, Any]) -> dict[str, Any]:
+        """The entries of `available` (input name -> value) that this strategy declares in
+        `uses` and that are not None: what a caller holding every fact passes it."""
+        return {
+            name: value
+            for name, value in available.items()
+            if name in self.uses and value is not None
+        }
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -101,6 +129,37 @@ class Strategy:
             raise ValueError(
                 f"strategy {self.name!r}: unknown systems {unknown}; known: {', '.join(SYSTEMS)}"
             )
+        object.__setattr__(self, "uses", frozenset(self.uses))
+        object.__setattr__(self, "promises", frozenset(self.promises))
+        for declared, known, what in (
+            (self.uses, INPUTS, "inputs"),
+            (self.promises, PROMISES, "promises"),
+        ):
+            strangers = sorted(declared - set(known))
+            if strangers:
+                raise ValueError(
+                    f"strategy {self.name!r}: unknown {what} {strangers}; "
+                    f"known: {', '.join(sorted(known))}"
+                )
+        not_accepted = sorted(self.uses - _keywords_accepted(self.assign))
+        if not_accepted:
+            raise ValueError(
+                f"strategy {self.name!r} declares {not_accepted} in uses, but its assign "
+                "does not accept them as keyword arguments"
+            )
+
+
+def _keywords_accepted(function: Callable[..., Any]) -> frozenset[str]:
+    """The input names (rebalancing.placement.INPUTS) `function` accepts by keyword: all of
+    them when it takes **keywords or has no signature to read."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return INPUTS
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters):
+        return INPUTS
+    keyword_kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return frozenset(parameter.name for parameter in parameters if parameter.kind in keyword_kinds)
 
 
 class UnknownStrategyError(KeyError):
@@ -151,6 +210,10 @@ def known_names_hint(name: object, known: Iterable[str]) -> str:
     suggestion = f"did you mean {close[0]!r}? " if close else ""
     return f"{suggestion}known: {', '.join(names)}"
 
+
+_ZONES = frozenset({"consumer_zones", "queue_zones"})
+_LOADS = frozenset({"weights", "capacities"})
+_ROCKETMQ = frozenset({"rocketmq-client", "rocketmq-broker"})
 
 STRATEGIES: Mapping[str, Strategy] = Registry(
     Strategy(
@@ -230,16 +293,84 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         open_session=partial(sac.Session, variant="id", release="random"),
         systems=frozenset({"rabbitmq-sac"}),
     ),
+    Strategy(
+        "rack_aware_range",
+        rack_aware_range.assign,
+        "Kafka RangeAssignor, rack-aware (KIP-881): per topic, balance, then racks",
+        client_side=True,
+        uses=_ZONES,
+        promises=frozenset({"zone_matching"}),
+    ),
+    Strategy(
+        "rack_aware_sticky",
+        rack_aware_sticky.assign,
+        "Kafka StickyAssignor, rack-aware (KIP-881): balance, then racks, then stickiness",
+        uses=_ZONES,
+        promises=frozenset({"balanced", "zone_matching"}),
+    ),
+    Strategy(
+        "machine_room_nearby",
+        machine_room.Nearby(averagely.assign),
+        "RocketMQ AllocateMachineRoomNearby around AllocateMessageQueueAveragely",
+        client_side=True,
+        systems=_ROCKETMQ,
+        uses=_ZONES,
+        promises=frozenset({"zone_matching"}),
+    ),
+    Strategy(
+        "machine_room_nearby_lag",
+        machine_room.Nearby(lag_greedy.assign),
+        "RocketMQ AllocateMachineRoomNearby around lag_greedy: zones first, then load",
+        client_side=True,
+        uses=_ZONES | _LOADS,
+        promises=frozenset({"zone_matching"}),
+    ),
+    Strategy(
+        "by_machine_room",
+        machine_room.ByMachineRoom(),
+        "RocketMQ AllocateMessageQueueByMachineRoom (the rooms of the group's consumers first)",
+        client_side=True,
+        systems=_ROCKETMQ,
+        uses=_ZONES,
+    ),
+    Strategy(
+        "lag_greedy",
+        lag_greedy.assign,
+        "Largest weight first to the least-loaded consumer (Graham's LPT, 1969)",
+        client_side=True,
+        uses=_LOADS,
+        promises=frozenset({"bounded_load"}),
+    ),
+    Strategy(
+        "weighted_sticky",
+        weighted_sticky.assign,
+        "Sticky by load: keep previous queues within a fair share, then LPT",
+        uses=_LOADS,
+        promises=frozenset({"bounded_load"}),
+    ),
+    Strategy(
+        "largest_differencing",
+        largest_differencing.assign,
+        "Karmarkar-Karp largest differencing method, m-way (1982)",
+        client_side=True,
+        uses=frozenset({"weights"}),
+        promises=frozenset({"bounded_load"}),
+    ),
 )
 
 DEFAULT_STRATEGIES: tuple[str, ...] = tuple(
-    name for name in STRATEGIES if name not in ("sac_spec", "pulsar_failover")
+    name
+    for name, strategy in STRATEGIES.items()
+    if name not in ("sac_spec", "pulsar_failover") and not strategy.uses
 )
 """What the command lines score when not told: all but `sac_spec`, which under the round
 schedule always equals `sac` (releases go in start-id order and are re-checked after each one,
 which reproduces the id tie-break), so it would only double the most expensive strategy's cost;
-and `pulsar_failover`, whose plan is round_robin's and which only Pulsar runs: `--system
-pulsar-failover` scores it, as does naming it."""
+and `pulsar_failover`, whose plan is round_robin's and which only Pulsar runs (`--system
+pulsar-failover` scores it, as does naming it); and all but the strategies that read zones or
+weights (`uses`), until the scenarios carry them: without them each one is a plain strategy
+again (rack_aware_range is range, lag_greedy deals queues round the consumers), which would only
+repeat others' rows."""
 
 
 def resolve(name: str) -> Strategy:

@@ -1,0 +1,90 @@
+"""rack_aware_sticky is Kafka's StickyAssignor for uniform subscriptions with KIP-881's rack
+matching: `AbstractStickyAssignorTest.testRackAwareAssignmentWithUniformSubscription` as
+StickyAssignorTest runs it, transcribed (apache/kafka commit 1eb7644349cb, October 2024; the
+preferRackAwareLogic cases, a test-only switch, are left out), and its own promises: balance
+first, then racks, then stickiness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rebalancing.strategies import rack_aware_sticky, sticky
+from tests.strategies.kafka_racks import kafka_case, null_racks, parsed, racks
+
+assign = rack_aware_sticky.assign
+
+TOPICS = {"t1": 6, "t2": 7, "t3": 2}
+ROUND_ROBIN = [
+    "t1-0, t1-3, t2-0, t2-3, t2-6",
+    "t1-1, t1-4, t2-1, t2-4, t3-0",
+    "t1-2, t1-5, t2-2, t2-5, t3-1",
+]
+
+
+@pytest.mark.parametrize(
+    ("replication", "brokers", "consumers", "expected_mismatches"),
+    [
+        (3, null_racks(3), racks(3), -1),
+        (3, racks(3), null_racks(3), -1),
+        (3, racks(3), racks(3), 0),
+        (3, racks(3), ["d", "e", "f"], -1),
+        (3, racks(3), [None, "e", "f"], -1),
+        (1, racks(3), racks(3), 0),  # rack-aligned where brokers hold a subset of partitions
+        (2, racks(3), racks(3), 0),
+        (3, racks(2), racks(3), 5),  # one consumer on a rack with no partitions
+    ],
+)
+def test_kafka_uniform_subscription_from_nothing_and_from_its_own_plan(
+    replication: int, brokers: list[Any], consumers: list[Any], expected_mismatches: int
+) -> None:
+    """Kafka's verifyUniformSubscription: the plan from no previous plan, then the same plan
+    again when it is the previous one."""
+    for owned in (None, ROUND_ROBIN):
+        plan, mismatched = kafka_case(assign, TOPICS, replication, brokers, consumers, owned)
+        assert plan == parsed(ROUND_ROBIN)
+        if expected_mismatches >= 0:
+            assert mismatched == expected_mismatches
+
+
+def test_kafka_rack_awareness_is_improved_when_owned_partitions_are_misaligned() -> None:
+    owned = [
+        "t1-0, t1-1, t1-2, t1-3, t1-4",
+        "t1-5, t2-0, t2-1, t2-2, t2-3",
+        "t2-4, t2-5, t2-6, t3-0, t3-1",
+    ]
+    plan, mismatched = kafka_case(assign, TOPICS, 1, racks(3), racks(3), owned)
+    assert plan == parsed(ROUND_ROBIN)
+    assert mismatched == 0
+
+
+def test_without_zones_it_keeps_previous_queues_within_the_quotas() -> None:
+    queues = [f"q{number}" for number in range(6)]
+    previous = {"a": ["q0", "q1", "q2"], "b": ["q3", "q4", "q5"]}
+    assert assign(queues, ["a", "b", "c"], previous) == sticky.assign(
+        queues, ["a", "b", "c"], previous
+    )
+    assert assign(queues, ["a", "b", "c"], previous) == {
+        "a": ["q0", "q1"],
+        "b": ["q3", "q4"],
+        "c": ["q2", "q5"],
+    }
+
+
+def test_a_previous_queue_read_outside_its_zone_moves_to_a_consumer_of_its_zone() -> None:
+    queues = ["q0", "q1", "q2", "q3"]
+    zones = {"q0": ["a"], "q1": ["a"], "q2": ["b"], "q3": ["b"]}
+    previous = {"x": ["q0", "q2"], "y": ["q1", "q3"]}
+    plan = assign(
+        queues, ["x", "y"], previous, consumer_zones={"x": "a", "y": "b"}, queue_zones=zones
+    )
+    assert plan == {"x": ["q0", "q1"], "y": ["q2", "q3"]}
+
+
+def test_balance_comes_before_rack_matching() -> None:
+    queues = ["q0", "q1", "q2", "q3"]
+    zones = {"q0": ["a"], "q1": ["a"], "q2": ["a"], "q3": ["b"]}
+    plan = assign(queues, ["x", "y"], None, consumer_zones={"x": "a", "y": "b"}, queue_zones=zones)
+    assert sorted(map(len, plan.values())) == [2, 2]
+    assert "q3" in plan["y"]
