@@ -16,6 +16,10 @@ stabilized distribution is achieved") and Greedy. Every processor, every load-ba
   balanced strategy claims one random claimable partition, the greedy one a random sample of
   claimable partitions up to max; if it claimed none and holds fewer than expected, it steals one
   random partition of the owner holding the most;
+- so a processor at its expected share never steals, and the group can stay uneven: every
+  processor holds at least P // n, one may hold up to P // n + P mod n (4-2-2-2 for 10
+  partitions and 4 processors is quiet): the Python SDK's rule, the one read here (the .NET and
+  Java balancers were not);
 - writes its claims and its own records again (the renewal) with the ETags it read: a write on
   a record that changed since fails, so of two claims on one partition one wins;
 - processes what it now owns and stops processing what it no longer owns: a processor whose

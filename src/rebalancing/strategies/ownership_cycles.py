@@ -167,6 +167,7 @@ class CycleGroup:
         self._sequence = itertools.count()
         self._pending_notices = 0
         self._tally = _Tally(0.0)
+        self._quiet = False  # the last rebalance ended quiet
 
     # --- what a system says --------------------------------------------------------------------
 
@@ -287,6 +288,7 @@ class CycleGroup:
                 self.members[name] = member = Member(name, self.now)
                 self.believes[name] = set()
                 self._push(self.now, _CYCLE, member)
+        self.members = {name: self.members[name] for name in sorted_consumers}  # sorted
         self.queues = sorted_queues
         tally.unowned = sum(1 for queue in sorted_queues if not self.believers[queue])
         tally.doubly = sum(1 for queue in sorted_queues if len(self.believers[queue]) >= 2)
@@ -295,8 +297,18 @@ class CycleGroup:
             member.cycles = 0
 
     def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
-        """The session hook: the group is now `queues` x `consumers`; change, then settle."""
-        self.change(queues, consumers)
+        """The session hook: the group is now `queues` x `consumers`; change, then settle.
+
+        The same group again after a rebalance that ended quiet is quiet at once: every member
+        ran a cycle that decided nothing on the very table it would read again, so its next
+        cycles decide nothing either; the session is left as it was (its clock and its random
+        stream too), so that asking again, as the stability check does, changes no later run."""
+        sorted_queues = sorted_distinct_ids(queues, "queue")
+        sorted_consumers = sorted_distinct_ids(consumers, "consumer")
+        if self._quiet and sorted_queues == self.queues and sorted_consumers == list(self.members):
+            owners = self._owners()
+            return ProtocolRun(owners, 0, 0, 0, True, 0, None, 0, 0, 0.0, 0.0, 0.0)
+        self.change(sorted_queues, sorted_consumers)
         return self.settle()
 
     def settle(self) -> ProtocolRun:
@@ -335,6 +347,7 @@ class CycleGroup:
                 else:
                     quiet.update(decided_nothing)
         tally.advance(self.now)
+        self._quiet = converged
         return self._run(converged)
 
     def _same_instant(self, time: float) -> list[Member]:
@@ -402,14 +415,18 @@ class CycleGroup:
             self._pending_notices += 1
             self._push(max(now, self.notice_time(victim, now)), _NOTICE, (victim.name, queue))
 
-    def _run(self, converged: bool) -> ProtocolRun:
-        tally = self._tally
-        names = sorted_distinct_ids(list(self.members), "consumer")
-        owners: dict[Any, list[Any]] = empty_plan(names)
+    def _owners(self) -> dict[Any, list[Any]]:
+        """The plan: each live member's records, sorted (members in sorted order)."""
+        owners: dict[Any, list[Any]] = empty_plan(list(self.members))
         for queue in self.queues:
             owned = owners.get(self.owner[queue]) if self.owner[queue] in self.members else None
             if owned is not None:
                 owned.append(queue)
+        return owners
+
+    def _run(self, converged: bool) -> ProtocolRun:
+        tally = self._tally
+        owners = self._owners()
         writes = tally.claims + tally.steals
         return ProtocolRun(
             owners,
