@@ -73,3 +73,11 @@ def balanced_previous_groups(draw: st.DrawFn, max_queues: int = 60) -> GroupCase
     for position, queue in enumerate(shuffled):
         previous[rotated[position % len(rotated)]].append(queue)
     return GroupCase(queues, consumers, previous)
+
+
+membership_changes = st.lists(
+    st.tuples(st.integers(0, 40), st.sets(st.sampled_from("abcdefgh"), min_size=1)),
+    min_size=1,
+    max_size=5,
+)
+"""Successive groups of a session: (queue count, consumers), queues `range(count)`."""

@@ -88,6 +88,12 @@ class ProtocolRun:
     entries); the scoring core reads these rather than `owners` back (None: read `owners`). It
     must be exactly `owners`: the scoring core compares only the consumers and their counts,
     not the queues, so whatever replaces `owners` (dataclasses.replace) must reset it.
+    Time, from a protocol that models it with its system's own intervals (None otherwise):
+    `claims` and `steals`, the ownership writes that took an unowned (or expired) queue and
+    one another member held; `seconds_to_balance`, from the change until the last change of who
+    processes what (the group is quiet from then on); `queue_seconds_unowned`, the time each
+    queue had no member processing it, summed over the queues; `queue_seconds_doubly_owned`,
+    the time each queue had two or more members that both believed they owned it, summed.
     """
 
     owners: dict[Any, list[Any]]
@@ -97,6 +103,11 @@ class ProtocolRun:
     converged: bool
     queues_paused: int | None = None
     positions: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
+    claims: int | None = None
+    steals: int | None = None
+    seconds_to_balance: float | None = None
+    queue_seconds_unowned: float | None = None
+    queue_seconds_doubly_owned: float | None = None
 
 
 class StrategySession(Protocol):

@@ -65,7 +65,11 @@ def test_first_step_has_no_stickiness_and_later_steps_do() -> None:
     assert all(row.stickiness is not None for row in rows if row.change != INITIAL)
 
 
-NOT_BALANCING = {"consistent_hash"}  # RocketMQ's ring: balance is not its promise
+NOT_BALANCING = {  # balance is not their promise
+    "consistent_hash",  # RocketMQ's ring
+    "event_hubs_balanced",  # azure-eventhub steals only below P // n: spread up to P mod n
+    "event_hubs_greedy",
+}
 
 
 def test_every_strategy_is_exact_and_sticky_is_optimal_over_many_scenarios() -> None:

@@ -104,6 +104,42 @@ def test_aggregates_equal_the_pure_python_cores(spark: SparkSession, tmp_path: P
             _assert_close(from_spark[group][metric], expected, (group, metric))
 
 
+def test_the_leaderless_protocols_time_scores_reach_the_aggregates_as_the_core_computes_them(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    chosen = ("event_hubs_balanced", "event_hubs_greedy", "kcl", "sac")
+    options = parse_options(
+        [
+            "--scenarios",
+            "20",
+            "--seed",
+            "4",
+            "--strategies",
+            ",".join(chosen),
+            "--out",
+            str(tmp_path),
+            *SMALL,
+        ]
+    )
+    run(options, spark)
+    from_spark = to_summary(_aggregates(tmp_path))
+    strategies = {name: STRATEGIES[name] for name in chosen}
+    from_core = summarise(
+        score_scenarios(generate_scenarios(4, range(20), options.settings), strategies)
+    )
+    assert from_spark.keys() == from_core.keys()
+    for group, metrics in from_core.items():
+        for metric in ("claims", "steals", "seconds_to_balance", "queue_seconds_unowned"):
+            expected = metrics[metric]
+            assert expected.count > 0 or group[0] == "sac", (group, metric)
+            _assert_close(from_spark[group][metric], expected, (group, metric))
+        _assert_close(
+            from_spark[group]["queue_seconds_doubly_owned"],
+            metrics["queue_seconds_doubly_owned"],
+            group,
+        )
+
+
 def test_aggregates_do_not_depend_on_the_partitioning(spark: SparkSession, tmp_path: Path) -> None:
     results = []
     for partitions in ("1", "7"):

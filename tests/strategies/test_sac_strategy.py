@@ -145,3 +145,15 @@ def test_a_session_checks_every_group_it_is_given_even_after_the_same_valid_one(
     fresh = sac.Session(engine=engine)
     fresh.rebalance(["q2", "q1"], ["b", "a"])
     assert session.snapshot() == fresh.snapshot()
+
+
+def test_a_release_costs_one_two_millisecond_hand_over_and_a_round_of_them_runs_at_once() -> None:
+    session = sac.Session(engine="reference")
+    session.rebalance(range(8), ["a1"])
+    run = session.rebalance(range(8), ["a1", "a2", "a3"])
+    assert run.releases > 0
+    assert run.seconds_to_balance == pytest.approx(run.rounds * sac.HANDOVER_SECONDS)
+    assert run.queue_seconds_unowned == pytest.approx(run.releases * sac.HANDOVER_SECONDS)
+    assert run.queue_seconds_doubly_owned == 0.0  # one active consumer at a time
+    assert (run.claims, run.steals) == (None, None)
+    assert sac.run(range(8), ["a1", "a2"]).seconds_to_balance == pytest.approx(0.002)

@@ -44,9 +44,14 @@ METRICS: tuple[str, ...] = (
     "periods_to_agree",
     "moves_when_unchanged",
     "rebalances_to_fixed_point",
+    "claims",
+    "steals",
+    "seconds_to_balance",
+    "queue_seconds_unowned",
+    "queue_seconds_doubly_owned",
 )
 """The row columns that are aggregated: every score of DESIGN.md, the protocol cost, the
-client-view costs and the stability score."""
+client-view costs, the stability score and the protocols' time scores."""
 
 ALL_CHANGES = "all"
 """The change-kind label of the aggregate over every step of a strategy."""

@@ -221,6 +221,51 @@ SCORES: dict[str, Score] = {
             "lower",
             True,
         ),
+        Score(
+            "claims",
+            "claims",
+            "ownership writes that took an unowned or expired queue (Event Hubs: claims; KCL: "
+            "lease takes); leaderless ownership protocols only",
+            "queues",
+            "lower",
+            True,
+        ),
+        Score(
+            "steals",
+            "steals",
+            "ownership writes that took a queue another member held, each a hand-over the "
+            "holder learns of only at its next cycle or renewal; leaderless ownership protocols "
+            "only",
+            "queues",
+            "lower",
+            True,
+        ),
+        Score(
+            "seconds_to_balance",
+            "seconds to balance",
+            "seconds from the change until the last change of who processes what, with the "
+            "system's default intervals (Event Hubs: 10 s cycles; KCL: 20 s taker runs; SAC: "
+            "a 2 ms hand-over per round of releases); protocols with a time model only",
+            "s",
+            "lower",
+        ),
+        Score(
+            "queue_seconds_unowned",
+            "unowned",
+            "seconds each queue had no member processing it after the change (a departed "
+            "member's queues until taken, new queues until claimed, released ones during the "
+            "hand-over), summed over the queues",
+            "queue-seconds",
+            "lower",
+        ),
+        Score(
+            "queue_seconds_doubly_owned",
+            "doubly owned",
+            "seconds each queue had two members that both believed they owned it (a stolen "
+            "queue until its old owner notices), summed over the queues",
+            "queue-seconds",
+            "lower",
+        ),
     )
 }
 """Every score the scoring core writes, by row column."""
@@ -314,6 +359,12 @@ SUMMARY_COLUMNS: tuple[Column, ...] = (
     _column("protocol_steps", "mean"),
     _column("rounds", "max"),
     _column("converged", "mean"),
+    _column("claims", "mean"),
+    _column("steals", "mean"),
+    _column("seconds_to_balance", "mean"),
+    _column("seconds_to_balance", "p95"),
+    _column("queue_seconds_unowned", "mean"),
+    _column("queue_seconds_doubly_owned", "mean"),
     _column("moves_when_unchanged", "max"),
     _column("rebalances_to_fixed_point", "max"),
     _column("orphans", "max"),

@@ -1,17 +1,18 @@
 """The pure-Python scoring core: scenarios in, one flat row of scores per rebalance out.
 
-Each strategy runs through each scenario on its own: step 0 assigns from scratch, every later
-step rebalances from the strategy's own previous plan. A protocol strategy (one with
-`open_session`) runs through one session per scenario, so each step starts from the state the
-previous one left, and its rows carry the protocol cost: releases, protocol steps, rounds and
-whether it converged (None for the others); every row says how many queues the rebalance
-paused (`queues_paused`: the protocol's count, or for a plain function Kafka's eager protocol,
-which pauses every queue a remaining consumer was reading). The function the caller passes is
-the one that runs, whatever its name. A strategy that raises, or returns something that is not
-a plan, fails that step: the row says so (`failed`, `error`), scores an empty plan (every queue
-an orphan) and leaves balance, spread and stickiness undefined (None), so that a failure never
-looks balanced; the next step starts from the last plan in force, as a real group would. No Spark
-here.
+Each strategy runs through each scenario on its own: step 0 assigns from scratch, every later step
+rebalances from the strategy's own previous plan. A protocol strategy (one with `open_session`) runs
+through one session per scenario, so each step starts from the state the previous one left, and its
+rows carry the protocol cost: releases, protocol steps, rounds and whether it converged (None for
+the others), and for a protocol that models time with its system's own intervals, its claims and
+steals, the seconds until balanced and the queue-seconds with no owner and with two (None otherwise:
+rebalancing.contract.ProtocolRun); every row says how many queues the rebalance paused
+(`queues_paused`: the protocol's count, or for a plain function Kafka's eager protocol, which pauses
+every queue a remaining consumer was reading). The function the caller passes is the one that runs,
+whatever its name. A strategy that raises, or returns something that is not a plan, fails that step:
+the row says so (`failed`, `error`), scores an empty plan (every queue an orphan) and leaves
+balance, spread and stickiness undefined (None), so that a failure never looks balanced; the next
+step starts from the last plan in force, as a real group would. No Spark here.
 Every input is checked once, however many strategies read it (rebalancing.contract): each
 step's queues and consumers once (SortedIds), and each plan once, as a CheckedPlan that the
 next step passes as `previous`. The scores count the plan either compiled, from an array of its
@@ -113,6 +114,11 @@ class ScoreRow:
     periods_to_agree: int = 0
     moves_when_unchanged: int | None = None
     rebalances_to_fixed_point: int | None = None
+    claims: int | None = None
+    steals: int | None = None
+    seconds_to_balance: float | None = None
+    queue_seconds_unowned: float | None = None
+    queue_seconds_doubly_owned: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -503,6 +509,11 @@ def score_scenario(
                 periods_to_agree=outcome.periods_to_agree if outcome else 0,
                 moves_when_unchanged=stability[0],
                 rebalances_to_fixed_point=stability[1],
+                claims=run.claims if run else None,
+                steals=run.steals if run else None,
+                seconds_to_balance=run.seconds_to_balance if run else None,
+                queue_seconds_unowned=run.queue_seconds_unowned if run else None,
+                queue_seconds_doubly_owned=run.queue_seconds_doubly_owned if run else None,
                 **vars(scores),  # its fields, without the deep copy asdict makes
             )
 

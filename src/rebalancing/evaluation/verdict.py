@@ -83,6 +83,26 @@ _BASE_SHOWN = (
     ("moves", "mean"),
 )
 _TIME = ("assign_micros", "p99")
+_LEASE_CRITERIA = (
+    "converged",
+    "balance_degree",
+    "seconds_to_balance",
+    "queue_seconds_unowned",
+    "queue_seconds_doubly_owned",
+    "moves",
+    "stickiness",
+)
+"""Leaderless ownership protocols settle in time: balance, then how long and what it cost."""
+_LEASE_SHOWN = (
+    *_BASE_SHOWN,
+    ("seconds_to_balance", "mean"),
+    ("seconds_to_balance", "p95"),
+    ("queue_seconds_unowned", "mean"),
+    ("queue_seconds_doubly_owned", "mean"),
+    ("steals", "mean"),
+    ("converged", "mean"),
+    _TIME,
+)
 
 SYSTEM_VERDICTS: dict[str, System] = {
     system.name: system
@@ -135,12 +155,21 @@ SYSTEM_VERDICTS: dict[str, System] = {
             "RabbitMQ single active consumer",
             "the group settles by releases; each released queue is paused for a hand-over "
             "and the protocol must settle",
-            ("converged", "balance_degree", "queues_paused", "releases", "moves", "stickiness"),
+            (
+                "converged",
+                "balance_degree",
+                "queues_paused",
+                "releases",
+                "seconds_to_balance",
+                "moves",
+                "stickiness",
+            ),
             (
                 *_BASE_SHOWN,
                 ("queues_paused", "mean"),
                 ("releases", "mean"),
                 ("rounds", "p99"),
+                ("seconds_to_balance", "p95"),
                 ("converged", "mean"),
                 _TIME,
             ),
@@ -153,6 +182,25 @@ SYSTEM_VERDICTS: dict[str, System] = {
             "whose active consumer changes is paused while the old one steps down",
             ("balance_degree", "queues_paused", "moves", "stickiness"),
             (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
+        ),
+        System(
+            "azure-event-hubs",
+            "Azure Event Hubs, event processor load balancing",
+            "every processor claims or steals partitions on its own 10 s cycle, so the group "
+            "takes seconds to minutes to settle: queues wait unowned until claimed, and a "
+            "stolen one is processed twice until its old owner's next cycle",
+            _LEASE_CRITERIA,
+            _LEASE_SHOWN,
+        ),
+        System(
+            "aws-kcl",
+            "AWS Kinesis Client Library 2.x, lease taking",
+            "every worker's lease taker takes expired leases and steals one at a time on its "
+            "own 20 s run, so the group takes seconds to minutes to settle: a departed worker's "
+            "shards wait until its leases expire, and a stolen one is processed twice until its "
+            "old owner's next renewal",
+            _LEASE_CRITERIA,
+            _LEASE_SHOWN,
         ),
         System(
             ANY_SYSTEM,
@@ -548,6 +596,14 @@ def how_to_run(system: str, strategy: str) -> str | None:
             "Pulsar's broker does it itself: a Failover subscription on a partitioned topic "
             "(consumers ordered by priority level, then name)."
         )
+    if system == "azure-event-hubs" and strategy in ("event_hubs_balanced", "event_hubs_greedy"):
+        choice = strategy.removeprefix("event_hubs_")
+        return (
+            "The event processor does it itself: load_balancing_strategy=LoadBalancingStrategy."
+            f"{choice.upper()} (Python; LoadBalancingStrategy.{choice.title()} in .NET, Java)."
+        )
+    if system == "aws-kcl" and strategy == "kcl":
+        return "The KCL does it itself: every worker's lease taker (LeaseManagementConfig)."
     if system == "rabbitmq-sac" and strategy == "super_stream":
         return "RabbitMQ streams do it themselves: single active consumer on a super stream."
     return None

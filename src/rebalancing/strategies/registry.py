@@ -30,6 +30,8 @@ from rebalancing.strategies import (
     bounded_consistent_hash,
     consistent_hash,
     cooperative_sticky,
+    event_hubs,
+    kcl,
     lag_greedy,
     largest_differencing,
     machine_room,
@@ -51,6 +53,8 @@ SYSTEMS: Mapping[str, str] = MappingProxyType(
         "rocketmq-broker": "RocketMQ, the broker computes the plan (and knows the previous one)",
         "rabbitmq-sac": "RabbitMQ single active consumer (queues, or a super stream's partitions)",
         "pulsar-failover": "Apache Pulsar, Failover subscription on a partitioned topic",
+        "azure-event-hubs": "Azure Event Hubs, event processors balancing partition ownership",
+        "aws-kcl": "AWS Kinesis Client Library 2.x, workers taking and stealing shard leases",
     }
 )
 """The systems a strategy can run on, with what they are. A strategy declares its own; one whose
@@ -266,6 +270,27 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         systems=frozenset({"pulsar-failover"}),
     ),
     Strategy(
+        "event_hubs_balanced",
+        event_hubs.assign_balanced,
+        "Azure Event Hubs event processor, balanced load balancing (one claim per 10 s cycle)",
+        open_session=partial(event_hubs.Session, "balanced"),
+        systems=frozenset({"azure-event-hubs"}),
+    ),
+    Strategy(
+        "event_hubs_greedy",
+        event_hubs.assign_greedy,
+        "Azure Event Hubs event processor, greedy load balancing (its whole share per cycle)",
+        open_session=partial(event_hubs.Session, "greedy"),
+        systems=frozenset({"azure-event-hubs"}),
+    ),
+    Strategy(
+        "kcl",
+        kcl.assign,
+        "AWS KCL 2.x lease taker: expired leases up to target, one steal per 20 s run",
+        open_session=kcl.Session,
+        systems=frozenset({"aws-kcl"}),
+    ),
+    Strategy(
         "sac",
         sac.assign,
         "RabbitMQ single active consumer, leaderless release (ties by start id, releases the "
@@ -361,16 +386,20 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
 DEFAULT_STRATEGIES: tuple[str, ...] = tuple(
     name
     for name, strategy in STRATEGIES.items()
-    if name not in ("sac_spec", "pulsar_failover") and not strategy.uses
+    if name
+    not in ("sac_spec", "pulsar_failover", "event_hubs_balanced", "event_hubs_greedy", "kcl")
+    and not strategy.uses
 )
 """What the command lines score when not told: all but `sac_spec`, which under the round
 schedule always equals `sac` (releases go in start-id order and are re-checked after each one,
 which reproduces the id tie-break), so it would only double the most expensive strategy's cost;
 and `pulsar_failover`, whose plan is round_robin's and which only Pulsar runs (`--system
-pulsar-failover` scores it, as does naming it); and all but the strategies that read zones or
-weights (`uses`), until the scenarios carry them: without them each one is a plain strategy
-again (rack_aware_range is range, lag_greedy deals queues round the consumers), which would only
-repeat others' rows."""
+pulsar-failover` scores it, as does naming it); the Event Hubs and KCL protocols likewise
+(`--system azure-event-hubs`, `--system aws-kcl`), which only their systems run, and whose
+simulated cycles cost far more than a plan; and the strategies that read zones or weights
+(`uses`), until the scenarios carry them: without them each one is a plain strategy again
+(rack_aware_range is range, lag_greedy deals queues round the consumers), which would only repeat
+others' rows."""
 
 
 def resolve(name: str) -> Strategy:

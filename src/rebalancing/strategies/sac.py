@@ -20,12 +20,19 @@ an over-ideal app releases (the spec allows any): "highest" (the default), "lowe
 (the one it became active on last) or "random" (a SplitMix64 stream from `seed`); `engine`:
 "kernel" (rebalancing.sac.kernel, compiled with numba; the default when numba is installed) or
 "reference" (rebalancing.sac.model, every action through the spec's guards; the definition).
+Time (ProtocolRun's time scores): a release hands its queue over in HANDOVER_SECONDS (2 ms, within
+the 1.3-2.8 ms measured on RabbitMQ), during which no app reads it; the apps release at once
+within a round, so the group is balanced after `rounds` hand-overs, and the queue-seconds
+unowned are `releases` hand-overs. The broker makes one consumer active at a time, so no queue
+is ever doubly owned. A departed app's queues go to their FIFO's head at once (a crash's
+heartbeat timeout is outside a rebalance, as `Session` says).
 Runtime complexity: O(|Q| x |A|) for the subscriptions, then per release O(|A|) (reference) or
 O(log |Q| + log |A|) (kernel); a cold start costs about |Q| x |A| / 2 releases.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 from collections.abc import Iterable, Mapping
@@ -44,6 +51,7 @@ from rebalancing.sac.schedulers import RELEASE_POLICIES, ReleasePolicy, default_
 
 __all__ = [
     "ENGINES",
+    "HANDOVER_SECONDS",
     "RELEASE_POLICIES",
     "Engine",
     "Session",
@@ -54,8 +62,24 @@ __all__ = [
     "default_engine",
     "protocol_state",
     "run",
+    "with_time",
 ]
 from rebalancing.sac.sessions import ReferenceEngine
+
+HANDOVER_SECONDS = 0.002
+"""Seconds a released queue has no active consumer: RabbitMQ's hand-over, measured at 1.3-2.8
+ms on a RabbitMQ broker (the figure issue 34 quotes)."""
+
+
+def with_time(run: ProtocolRun) -> ProtocolRun:
+    """`run` with its time scores (see the module docstring)."""
+    return dataclasses.replace(
+        run,
+        seconds_to_balance=run.rounds * HANDOVER_SECONDS,
+        queue_seconds_unowned=run.releases * HANDOVER_SECONDS,
+        queue_seconds_doubly_owned=0.0,
+    )
+
 
 Engine = Literal["kernel", "reference"]
 ENGINES: tuple[Engine, ...] = ("kernel", "reference")
@@ -174,7 +198,7 @@ class Session:
         bound = self.max_steps
         if bound is None:
             bound = default_step_bound(len(sorted_queues), len(sorted_consumers))
-        return self._engine.settle(self.variant, bound)
+        return with_time(self._engine.settle(self.variant, bound))
 
     def snapshot(self) -> tuple[Any, ...]:
         """(queues, apps, each queue's FIFO, its active app or None, start ids, next id): the
@@ -199,7 +223,7 @@ def run(
     existing = [app for app in group.consumers if previous is not None and app in previous]
     opened.load_owners(group.queues, group.consumers, group.kept_owner, existing)
     bound = default_step_bound(len(group.queues), len(group.consumers))
-    return opened.settle(checked_variant, bound if max_steps is None else max_steps)
+    return with_time(opened.settle(checked_variant, bound if max_steps is None else max_steps))
 
 
 def protocol_state(
