@@ -5,8 +5,9 @@ And the groups of pytest-xdist (`make pytest` runs `-n 2 --dist loadgroup`): a t
 one of SHARED_PROCESSES' fixtures, or a module-scoped fixture, runs on the same worker as the
 other tests that share it, so that each daemon (an embedded Spark, a standalone cluster and a
 Connect server, a RabbitMQ broker) and each expensive module fixture starts once, not once per
-worker. xdist hands out groups before single tests (the larger first), so the long Spark groups
-start at once and the single tests fill the other worker around them.
+worker. The workers sort the daemons' groups first (in SHARED_PROCESSES' order, the longest
+first), then the other groups, then single tests, and xdist hands them out in that order, so the
+long Spark groups start at once and the single tests fill the other worker around them.
 
 xdist's own loadgroup tells the controller a test's group by appending `@group` to its node id,
 which pytest 9.2 no longer lets a plugin change (pytest-xdist issue 1386): the groups would be
@@ -87,11 +88,19 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker, write {node id: group} of the grouped tests for the controller."""
+    """On an xdist worker, sort the tests (groups first, see the module's docstring) and write
+    {node id: group} of the grouped tests for the controller."""
     worker_input = getattr(config, "workerinput", None)
     if worker_input is None or GROUPS_DIRECTORY not in worker_input:
         return
     groups = {item.nodeid: group for item in items if (group := xdist_group(item)) is not None}
+    first = list(dict.fromkeys(SHARED_PROCESSES.values()))  # the daemons' groups, longest first
+    items.sort(  # stable: within a group, and among single tests, the order stays as collected
+        key=lambda item: (
+            first.index(groups[item.nodeid]) if groups.get(item.nodeid) in first else len(first),
+            item.nodeid not in groups,
+        )
+    )
     directory = Path(worker_input[GROUPS_DIRECTORY])
     written = directory / f"{worker_input['workerid']}.json.partial"
     written.write_text(json.dumps(groups))
@@ -110,6 +119,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         finished collecting (xdist splits scopes only then), else the test itself."""
 
         groups: dict[str, str] | None = None
+
+        def __init__(self, config: pytest.Config, log: Any) -> None:
+            super().__init__(config, log)
+            # scopes in the order the workers sorted the tests (the daemons' groups first),
+            # not xdist's largest-first, which would start the three long cluster tests late
+            config.option.loadscopereorder = False
 
         def _split_scope(self, nodeid: str) -> str:
             if self.groups is None:
