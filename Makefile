@@ -36,8 +36,11 @@ typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy src
 
 # pytest exits 5 when it collects no test: that is a failure here, like any non-zero exit.
+# Two workers (pytest-xdist) for the two cores the machines have; --dist loadgroup keeps the
+# tests that share an embedded Spark, a cluster or a broker on one worker (tests/conftest.py).
+PYTEST_WORKERS ?= 2
 pytest: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 thorough: $(VENV)/.installed-dev
 	HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest
