@@ -72,7 +72,7 @@ def test_without_the_shipped_module_the_executors_cannot_find_the_strategy(
 ) -> None:
     spec = f"{module_outside_the_package}:by_crc"
     options = parse_options(
-        ["--scenarios", "4", "--strategies", spec, "--out", str(tmp_path), *SMALL]
+        ["--scenarios", "4", "--strategies", spec, "--out", str(tmp_path / "out"), *SMALL]
     )
     unshipped = score_rows(spark, options, partitions=1)  # the job's stage, before any shipping
     with pytest.raises(Exception, match=f"could not import module '{module_outside_the_package}'"):
@@ -89,7 +89,9 @@ def test_a_user_strategy_object_keeps_its_own_name_and_may_not_take_anothers(
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "named_strategies", raising=False)
-    options = parse_options(["--strategies", "sticky,named_strategies:CRC", "--out", str(tmp_path)])
+    options = parse_options(
+        ["--strategies", "sticky,named_strategies:CRC", "--out", str(tmp_path / "out")]
+    )
     assert options.strategies == ("sticky", "named_strategies:CRC")
     with pytest.raises(ParameterError, match="'sticky' and 'named_strategies:STICKY_AGAIN'"):
         parse_options(["--strategies", "sticky,named_strategies:STICKY_AGAIN"])

@@ -107,7 +107,10 @@ def build_session(options: HarnessOptions) -> SparkSession:
     # is noise mixed into the verdict
     builder = builder.config("spark.ui.showConsoleProgress", str(sys.stderr.isatty()).lower())
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    if not submitted:
+        # embedded, the terminal is the verdict's: Spark's warnings would bury it (under
+        # spark-submit its own log settings stand, lost executors and tasks included)
+        session.sparkContext.setLogLevel("ERROR")
     return session
 
 
