@@ -61,7 +61,11 @@ SYSTEM_ORDER = (
     "rocketmq-client",
     "rocketmq-broker",
     "rabbitmq-sac",
+    "pulsar-failover",
+    "azure-event-hubs",
+    "aws-kcl",
 )
+"""Every system of the verdict but `any` (a test checks that none is missing)."""
 
 INTRODUCTION = """\
 `rebalancing compare` answers "which strategy for my group?" for the system the group runs on:

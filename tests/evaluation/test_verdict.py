@@ -247,3 +247,19 @@ def test_pulsar_failover_is_a_system_whose_candidate_is_its_own_rule() -> None:
     verdict = decide(summary, system, ["pulsar_failover", "mine"])
     assert verdict.recommended == ("pulsar_failover",)
     assert verdict.reason.startswith("pulsar_failover: paused 20")
+
+
+def test_the_choosing_page_covers_every_system() -> None:
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).parents[2] / "benchmarks" / "choosing_a_strategy.py"
+    spec = importlib.util.spec_from_file_location("choosing_a_strategy", script)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert set(module.SYSTEM_ORDER) == set(SYSTEM_VERDICTS) - {"any"}
+    page = (script.parents[1] / "docs" / "choosing-a-strategy.md").read_text(encoding="utf-8")
+    for system in module.SYSTEM_ORDER:
+        assert f"(`--system {system}`) {{#{system}}}" in page, system
