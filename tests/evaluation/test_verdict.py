@@ -263,3 +263,17 @@ def test_the_choosing_page_covers_every_system() -> None:
     page = (script.parents[1] / "docs" / "choosing-a-strategy.md").read_text(encoding="utf-8")
     for system in module.SYSTEM_ORDER:
         assert f"(`--system {system}`) {{#{system}}}" in page, system
+
+
+def test_a_difference_too_small_to_act_on_is_level_however_many_scenarios() -> None:
+    summary = summary_of(
+        balanced=metrics(
+            balance_degree=spread_around(0.38, 0.01, 10**7), moves=spread_around(30.0, 5.0)
+        ),
+        greedy=metrics(
+            balance_degree=spread_around(0.39, 0.01, 10**7), moves=spread_around(10.0, 5.0)
+        ),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["rocketmq-broker"])
+    assert verdict.recommended == ("greedy",)
+    assert "level on balance" in verdict.reason

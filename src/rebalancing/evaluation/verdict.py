@@ -8,9 +8,10 @@ How it decides (the same for every system, only the criteria differ):
   every score the glossary says must be 0.
 - Two candidates are compared on a criterion by their means over every rebalance (the summary's
   "all" rows) with a 95% confidence interval of the difference, from the standard deviations and
-  counts (Welch's interval, normal quantile 1.96). That interval does not use the pairing of the
-  rebalances (both candidates ran the same scenarios), so it is wide, and it errs toward "can't
-  tell" rather than toward a difference that is not there.
+  counts (Welch's interval, normal quantile 1.96); means within 5% of the larger one are level
+  however many scenarios tell them apart (a difference too small to act on). The interval does
+  not use the pairing of the rebalances (both candidates ran the same scenarios), so it is wide,
+  and it errs toward "can't tell" rather than toward a difference that is not there.
 - A candidate is dominated when another is better on at least one criterion and worse on none.
 - Among the rest, the criteria are taken in the system's order (balance, then what that system
   pays for: paused queues, hand-overs, moves, stickiness): each keeps the candidates that are not
@@ -36,6 +37,10 @@ Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 
 CONFIDENCE_QUANTILE = 1.96
 """The normal quantile of the two-sided 95% interval of a difference of means."""
+
+LEVEL_FRACTION = 0.05
+"""Two means closer than this fraction of the larger one are level, however many scenarios tell
+them apart: a balance of 0.38 against 0.40 queues decides nothing a person would act on."""
 
 SPEED_RATIO = 2.0
 """A tie on every criterion is broken by time only when one is this many times faster (p99)."""
@@ -256,7 +261,8 @@ def compare(first: Aggregate, second: Aggregate, score: Score) -> Difference:
     if first.mean is None or second.mean is None:
         return Difference(score.metric, math.nan, math.inf, 0)
     difference = first.mean - second.mean
-    if abs(difference) <= 1e-9 * max(1.0, abs(first.mean), abs(second.mean)):
+    larger = max(abs(first.mean), abs(second.mean))
+    if abs(difference) <= max(1e-9, LEVEL_FRACTION * larger):
         return Difference(score.metric, difference, 0.0, 0)
     variance = _variance_of_mean(first) + _variance_of_mean(second)
     half_width = CONFIDENCE_QUANTILE * math.sqrt(variance)
