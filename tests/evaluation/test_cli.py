@@ -126,6 +126,7 @@ def test_an_out_holding_an_earlier_run_is_refused_unless_replaced(
 ) -> None:
     (tmp_path / "rows.parquet").mkdir()
     (tmp_path / "client_views.png").write_bytes(b"old")
+    (tmp_path / "run.json").write_text("{}")
     arguments = ["--scenarios", "5", "--strategies", "sticky", *SMALL, "--out", str(tmp_path)]
     assert main(arguments) == 2
     assert "--replace" in capsys.readouterr().err
@@ -194,3 +195,29 @@ def test_a_user_strategy_named_like_a_registered_one_is_refused_beside_it(
     error = capsys.readouterr().err
     assert "'sticky' and 'impostor:sticky' are both named 'sticky'" in error
     assert not (tmp_path / "out" / "summary.md").exists()
+
+
+def test_replace_deletes_only_an_earlier_runs_directory(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "thesis.txt").write_text("not a run's output")
+    arguments = ["--scenarios", "3", "--strategies", "sticky", *SMALL, "--out", str(tmp_path)]
+    assert main([*arguments, "--replace"]) == 2
+    assert "holds no earlier run" in capsys.readouterr().err
+    assert (tmp_path / "thesis.txt").read_text() == "not a run's output"
+
+
+def test_a_user_strategy_under_a_registered_name_is_judged_by_its_own_systems(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "mine.py").write_text(
+        "from rebalancing.strategies import Strategy, averagely\n"
+        "sticky = Strategy('sticky', averagely.assign, 'mine, named sticky')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    arguments = ["--system", "kafka-cooperative", "--scenarios", "5", *SMALL]
+    arguments += ["--strategies", "mine:sticky,averagely", "--out", str(tmp_path / "out")]
+    assert main(arguments) == 0
+    output = capsys.readouterr().out
+    assert "Not candidates" not in output
+    assert any(line.startswith("sticky ") for line in output.splitlines())

@@ -277,3 +277,26 @@ def test_a_difference_too_small_to_act_on_is_level_however_many_scenarios() -> N
     verdict = decide(summary, SYSTEM_VERDICTS["rocketmq-broker"])
     assert verdict.recommended == ("greedy",)
     assert "level on balance" in verdict.reason
+
+
+def test_a_nan_mean_is_no_number_to_compare_whichever_side_it_is_on() -> None:
+    nan = Aggregate(10, math.nan, 0.0, *(math.nan,) * 7)
+    score = SCORES["balance_degree"]
+    assert compare(nan, exactly(1.0), score).better == 0
+    assert compare(exactly(1.0), nan, score).better == 0
+
+
+def test_a_set_left_with_members_that_differ_is_no_clean_tie() -> None:
+    summary = summary_of(
+        noisy=metrics(balance_degree=spread_around(0.5, 1.0, 3), moves=spread_around(0.5, 5.0, 3)),
+        precise_high=metrics(
+            balance_degree=spread_around(1.0, 0.01, 1000), moves=spread_around(3.0, 0.01, 1000)
+        ),
+        precise_low=metrics(
+            balance_degree=spread_around(1.2, 0.01, 1000), moves=spread_around(2.0, 0.01, 1000)
+        ),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["kafka-cooperative"])
+    assert verdict.is_tie
+    assert verdict.reason.startswith("No clear winner among")
+    assert "No difference the scenarios can tell" not in verdict.reason

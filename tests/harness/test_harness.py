@@ -364,6 +364,7 @@ def test_an_out_holding_an_earlier_run_is_refused_before_spark_unless_replaced(
     (tmp_path / "rows.parquet").mkdir()
     (tmp_path / "rows.parquet" / "part-0.parquet").write_bytes(b"old")
     (tmp_path / "client_views.png").write_bytes(b"old")
+    (tmp_path / "run.json").write_text("{}")
     with pytest.raises(
         ParameterError, match="earlier run's files; give another --out, or --replace"
     ):

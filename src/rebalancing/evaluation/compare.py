@@ -59,7 +59,7 @@ def compare(profile: Profile, progress: bool = False) -> Comparison:
     summary = score_profile(profile, progress)
     seconds = time.perf_counter() - started
     if profile.out is None:
-        verdict = decide(summary, SYSTEM_VERDICTS[profile.system])
+        verdict = decide(summary, SYSTEM_VERDICTS[profile.system], profile.candidates())
         return Comparison(summary, verdict, seconds, None)
     run_info = {
         **run_description(profile),

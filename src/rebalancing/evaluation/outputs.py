@@ -93,7 +93,7 @@ def write_outputs(
     """Write summary.md, summary.csv (`csv_rows`, or the summary's wide rows), run.json, the
     figures (the deciding scores', the usual ones, then `extra_figures`) and report.html into
     `out`; return the verdict."""
-    verdict = decide(summary, SYSTEM_VERDICTS[profile.system])
+    verdict = decide(summary, SYSTEM_VERDICTS[profile.system], profile.candidates())
     described = profile.describe()
     plain = {group: dict(metrics) for group, metrics in summary.items()}
     with_views = any((metrics["periods_to_agree"].max or 0) > 0 for metrics in summary.values())

@@ -26,6 +26,10 @@ MAX_SCENARIOS = 2**62
 """Scenario indices are 64-bit integers in Spark and in the seeds; more is refused up front."""
 
 
+RUN_MARKERS = ("run.json", "report.html")
+"""Files every run writes: `--replace` empties a directory only when it holds one of them."""
+
+
 class ParameterError(ValueError):
     """A parameter is out of range; the message names it."""
 
@@ -42,6 +46,13 @@ class Profile:
     views: str = "broker"
     view_settings: ViewSettings = field(default_factory=ViewSettings)
     out: Path | None = None
+
+    def candidates(self) -> tuple[str, ...]:
+        """The labels of the profile's strategies that run on its system (a user's Strategy is
+        judged by its own `systems`, even under a registered name)."""
+        system = SYSTEM_VERDICTS[self.system]
+        chosen = select(",".join(self.strategies))
+        return tuple(strategy.name for strategy in chosen if system.accepts(strategy))
 
     def describe(self) -> str:
         """The profile in one sentence, as the verdict and the report print it."""
@@ -147,6 +158,12 @@ def prepare_out(out: Path, replace: bool) -> None:
             raise ParameterError(
                 f"--out: {str(out)!r} holds an earlier run's files; give another --out, or "
                 "--replace to delete them and write this run there"
+            )
+        if not any((out / name).exists() for name in RUN_MARKERS):
+            raise ParameterError(
+                f"--out: {str(out)!r} is not empty and holds no earlier run (no "
+                f"{' or '.join(RUN_MARKERS)}): --replace deletes only a run's directory; give "
+                "a new or empty directory"
             )
         for entry in out.iterdir():
             if entry.is_dir() and not entry.is_symlink():

@@ -258,10 +258,11 @@ class Verdict:
 
 def compare(first: Aggregate, second: Aggregate, score: Score) -> Difference:
     """`first` against `second` on the mean of `score`, with Welch's 95% interval."""
-    if first.mean is None or second.mean is None:
+    first_mean, second_mean = first.mean, second.mean
+    if first_mean is None or second_mean is None or math.isnan(first_mean - second_mean):
         return Difference(score.metric, math.nan, math.inf, 0)
-    difference = first.mean - second.mean
-    larger = max(abs(first.mean), abs(second.mean))
+    difference = first_mean - second_mean
+    larger = max(abs(first_mean), abs(second_mean))
     if abs(difference) <= max(1e-9, LEVEL_FRACTION * larger):
         return Difference(score.metric, difference, 0.0, 0)
     variance = _variance_of_mean(first) + _variance_of_mean(second)
@@ -372,7 +373,7 @@ def _recommend(
 ) -> tuple[tuple[str, ...], str]:
     """The candidates the criteria, in order, keep; and the reason, from the numbers."""
     if not left:
-        return (), "No candidate produced a sound plan in every rebalance."
+        return (), "No candidate of this system was scored, or every one was set aside above."
     if len(left) == 1:
         return (left[0],), f"{left[0]} is the only candidate left."
     tied_on: list[Score] = []
@@ -390,7 +391,7 @@ def _recommend(
             out_earlier.append(_out_on(score, best, dropped, overall))
             left = keep
         tied_on.append(score)
-    recommended, reason = _tie(left, tied_on, overall)
+    recommended, reason = _tie(left, tied_on, overall, differences)
     return recommended, " ".join([reason, *out_earlier])
 
 
@@ -408,7 +409,7 @@ def _out_on(
 
 
 def _sort_key(aggregate: Aggregate, score: Score) -> float:
-    if aggregate.mean is None:
+    if aggregate.mean is None or math.isnan(aggregate.mean):
         return math.inf
     return -aggregate.mean if score.better == "higher" else aggregate.mean
 
@@ -439,7 +440,10 @@ def _reason(
 
 
 def _tie(
-    left: list[str], tied_on: list[Score], overall: Mapping[str, Mapping[str, Aggregate]]
+    left: list[str],
+    tied_on: list[Score],
+    overall: Mapping[str, Mapping[str, Aggregate]],
+    differences: Mapping[tuple[str, str], list[Difference]],
 ) -> tuple[tuple[str, ...], str]:
     labels = ", ".join(score.label for score in tied_on)
     times = {name: overall[name]["assign_micros"].p99 for name in left}
@@ -449,12 +453,31 @@ def _tie(
         slowest_ratio = min(
             (times[name] or 0.0) / max(times[fastest] or 0.0, 1e-9) for name in others
         )
-        if slowest_ratio >= SPEED_RATIO:
+        level = not any(
+            difference.better
+            for first in left
+            for second in left
+            if first != second
+            for difference in differences[(first, second)]
+        )
+        if level and slowest_ratio >= SPEED_RATIO:
             return (fastest,), (
                 f"{fastest}: no difference the scenarios can tell from "
                 f"{', '.join(others)} on {labels}, and it rebalances at least "
                 f"{slowest_ratio:.1f}x faster (p99 {_micros(times[fastest])})."
             )
+    if any(
+        difference.better
+        for first in left
+        for second in left
+        if first != second
+        for difference in differences[(first, second)]
+    ):
+        return tuple(left), (
+            f"No clear winner among {', '.join(left)}: some of them differ on {labels}, but no "
+            "one is ahead of all the others the scenarios can tell apart; compare their rows "
+            "(more scenarios narrow the intervals)."
+        )
     return tuple(left), (
         f"No difference the scenarios can tell between {', '.join(left)} on {labels}: "
         "either will do (more scenarios narrow the intervals)."
