@@ -8,7 +8,7 @@ How it decides (the same for every system, only the criteria differ):
   every score the glossary says must be 0.
 - Two candidates are compared on a criterion by their means over every rebalance (the summary's
   "all" rows) with a 95% confidence interval of the difference, from the standard deviations and
-  counts (Welch's interval, normal quantile 1.96); means within 5% of the larger one are level
+  counts (Welch's interval, normal quantile 1.96); means within 10% of the larger one are level
   however many scenarios tell them apart (a difference too small to act on). The interval does
   not use the pairing of the rebalances (both candidates ran the same scenarios), so it is wide,
   and it errs toward "can't tell" rather than toward a difference that is not there.
@@ -38,7 +38,7 @@ Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 CONFIDENCE_QUANTILE = 1.96
 """The normal quantile of the two-sided 95% interval of a difference of means."""
 
-LEVEL_FRACTION = 0.05
+LEVEL_FRACTION = 0.10
 """Two means closer than this fraction of the larger one are level, however many scenarios tell
 them apart: a balance of 0.38 against 0.40 queues decides nothing a person would act on."""
 
