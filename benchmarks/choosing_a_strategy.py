@@ -77,8 +77,9 @@ sizes and churn change the answer.
 
 How a verdict is read: the first row is the recommendation; candidates are compared on the
 system's deciding scores in order (balance first, then what the system pays for), with 95%
-intervals of the difference of means; "dominated" means another candidate is better on one
-deciding score and worse on none. A tie is stated as a tie.
+intervals of the difference of means, and means within 10% of each other are level; "dominated"
+means another candidate is better on one deciding score and worse on none. A tie is stated as a
+tie.
 """
 
 
