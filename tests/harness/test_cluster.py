@@ -114,7 +114,11 @@ def test_a_job_whose_executor_is_killed_mid_run_finishes_with_identical_aggregat
 ) -> None:
     out = tmp_path / "out"
     driver = DriverRun.start(
-        spark_submit_command(standalone_cluster.master_url, out, *CLUSTER_RUN, "--partitions", "8"),
+        # 32 partitions: tasks short and many, so the kill lands mid-stage even on a loaded
+        # machine, with work left for the driver to notice the lost executor and run again
+        spark_submit_command(
+            standalone_cluster.master_url, out, *CLUSTER_RUN, "--partitions", "32"
+        ),
         driver_environment(executor_python, user_strategy_directory),
         tmp_path / "driver",
     )
