@@ -446,6 +446,13 @@ def _tie(
     differences: Mapping[tuple[str, str], list[Difference]],
 ) -> tuple[tuple[str, ...], str]:
     labels = ", ".join(score.label for score in tied_on)
+    level = not any(  # no two of those left told apart on any criterion
+        difference.better
+        for first in left
+        for second in left
+        if first != second
+        for difference in differences[(first, second)]
+    )
     times = {name: overall[name]["assign_micros"].p99 for name in left}
     if all(value is not None for value in times.values()):
         fastest = min(left, key=lambda name: times[name] or 0.0)
@@ -453,26 +460,13 @@ def _tie(
         slowest_ratio = min(
             (times[name] or 0.0) / max(times[fastest] or 0.0, 1e-9) for name in others
         )
-        level = not any(
-            difference.better
-            for first in left
-            for second in left
-            if first != second
-            for difference in differences[(first, second)]
-        )
         if level and slowest_ratio >= SPEED_RATIO:
             return (fastest,), (
                 f"{fastest}: no difference the scenarios can tell from "
                 f"{', '.join(others)} on {labels}, and it rebalances at least "
                 f"{slowest_ratio:.1f}x faster (p99 {_micros(times[fastest])})."
             )
-    if any(
-        difference.better
-        for first in left
-        for second in left
-        if first != second
-        for difference in differences[(first, second)]
-    ):
+    if not level:
         return tuple(left), (
             f"No clear winner among {', '.join(left)}: some of them differ on {labels}, but no "
             "one is ahead of all the others the scenarios can tell apart; compare their rows "

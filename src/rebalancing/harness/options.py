@@ -50,31 +50,26 @@ class HarnessOptions:
         """The run of `profile` (whose `out` must be set), with Spark options `spark`."""
         if profile.out is None:
             raise ValueError("the harness writes its outputs: the profile needs an out directory")
-        return cls(
-            scenarios=profile.scenarios,
-            seed=profile.seed,
-            strategies=profile.strategies,
-            out=profile.out,
-            settings=profile.settings,
-            views=profile.views,
-            view_settings=profile.view_settings,
-            system=profile.system,
-            **spark,
-        )
+        shared = {name: getattr(profile, name) for name in _PROFILE_FIELDS}
+        return cls(**shared, out=profile.out, **spark)
 
     @property
     def profile(self) -> Profile:
         """The group profile of this run (for the verdict and the report)."""
-        return Profile(
-            system=self.system,
-            scenarios=self.scenarios,
-            seed=self.seed,
-            strategies=self.strategies,
-            settings=self.settings,
-            views=self.views,
-            view_settings=self.view_settings,
-            out=self.out,
-        )
+        return Profile(**{name: getattr(self, name) for name in _PROFILE_FIELDS}, out=self.out)
+
+
+_PROFILE_FIELDS = (
+    "system",
+    "scenarios",
+    "seed",
+    "strategies",
+    "settings",
+    "views",
+    "view_settings",
+)
+"""The fields a run shares with its group profile, by the same names (and `out`, optional in a
+profile but not here)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
