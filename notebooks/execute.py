@@ -12,7 +12,9 @@ command line: None, True, False, an integer, a float, otherwise the text as it i
 --output the notebook is rewritten in place, and only when every cell ran.
 
 The kernel imports the library from this checkout's src (put first on its PYTHONPATH), so the
-outputs show this checkout's code whether or not it is the installed one.
+outputs show this checkout's code whether or not it is the installed one. It talks to this
+process over Unix sockets in a private temporary folder (ZeroMQ's ipc transport), not TCP: no
+port is opened, and ipykernel's warning about plain-text TCP does not apply.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import ast
 import os
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from typing import Any
 import nbclient
 import nbformat
 from nbclient.exceptions import CellExecutionError
+from traitlets.config import Config
 
 HERE = Path(__file__).parent
 SOURCES = HERE.parent / "src"
@@ -89,23 +93,30 @@ def kernel_environment() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
+def unix_socket_kernel(folder: Path) -> Config:
+    """Configuration for a kernel reached over Unix sockets named after `folder`/kernel."""
+    return Config({"KernelManager": {"transport": "ipc", "ip": str(folder / "kernel")}})
+
+
 def execute(path: Path, parameters: Mapping[str, Any], output: Path) -> None:
     """Run the notebook at `path` with `parameters` (from its own folder, as Jupyter would) and
     write it to `output`; in place, it is written only when every cell ran."""
     notebook = nbformat.read(path, as_version=4)
     inject(notebook, parameters)
-    client = nbclient.NotebookClient(
-        notebook,
-        timeout=600,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.resolve().parent)}},
-    )
-    try:
-        client.execute(env=kernel_environment())
-    except CellExecutionError:
-        if output.resolve() != path.resolve():
-            nbformat.write(notebook, output)
-        raise
+    with tempfile.TemporaryDirectory(prefix="rebalancing-kernel-") as sockets:
+        client = nbclient.NotebookClient(
+            notebook,
+            timeout=600,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.resolve().parent)}},
+            config=unix_socket_kernel(Path(sockets)),
+        )
+        try:
+            client.execute(env=kernel_environment())
+        except CellExecutionError:
+            if output.resolve() != path.resolve():
+                nbformat.write(notebook, output)
+            raise
     nbformat.write(notebook, output)
 
 

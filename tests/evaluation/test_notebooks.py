@@ -185,3 +185,18 @@ def test_the_kernel_imports_the_library_of_this_checkout(
     assert completed.returncode == 0, completed.stderr
     imported = Path(output_text(code_cells(tmp_path / "out.ipynb")[0]).strip())
     assert imported.is_relative_to(NOTEBOOKS.parent / "src")
+
+
+def test_the_kernel_listens_on_unix_sockets_not_tcp(tmp_path: Path) -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(
+        nbformat.v4.new_code_cell(
+            "import json, ipykernel.connect\n"
+            "print(json.loads(ipykernel.connect.get_connection_info())['transport'])"
+        )
+    )
+    nbformat.write(notebook, tmp_path / "transport.ipynb")
+    completed = run(tmp_path / "transport.ipynb", tmp_path / "out.ipynb")
+    assert completed.returncode == 0, completed.stderr
+    assert output_text(code_cells(tmp_path / "out.ipynb")[0]).strip() == "ipc"
+    assert "TCP" not in completed.stderr
