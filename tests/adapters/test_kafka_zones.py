@@ -207,6 +207,29 @@ def test_racks_are_cut_to_each_topic_when_subscriptions_differ() -> None:
 LAGS = {("orders", 0): 900, ("orders", 1): 10, ("orders", 2): 500, ("orders", 3): 450}
 
 
+def test_weights_are_cut_to_each_topic_when_subscriptions_differ() -> None:
+    members = [
+        Subscription("m-1", {"orders", "audit"}),
+        Subscription("m-2", {"orders"}),
+        Subscription("m-3", {"audit"}),
+    ]
+    weights = {**LAGS, ("audit", 0): 5, ("audit", 1): 50, ("audit", 2): 6}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PlacementMismatchWarning)
+        plan = plan_group(
+            "lag_greedy", {"orders": range(4), "audit": range(3)}, members, weights=weights
+        )
+    audit = [("audit", number) for number in range(3)]
+    by_topic = [
+        STRATEGIES["lag_greedy"](sorted(LAGS), ["m-1", "m-2"], weights=weights),
+        STRATEGIES["lag_greedy"](audit, ["m-1", "m-3"], weights=weights),
+    ]
+    assert plan == {
+        member: sorted(p for part in by_topic for p in part.get(member, []))
+        for member in ("m-1", "m-2", "m-3")
+    }
+
+
 def test_the_leader_calls_the_weights_hook_with_the_partitions_it_assigns() -> None:
     calls: list[list[Partition]] = []
 

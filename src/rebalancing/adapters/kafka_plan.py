@@ -197,8 +197,10 @@ def _integer(value: object, what: str) -> int:
 
 
 class Cluster(Protocol):
-    """The one question the assignors ask of the cluster metadata (kafka-python's and
-    aiokafka's ClusterMetadata both answer it): a topic's partition numbers, None if unknown."""
+    """The question every assignor asks of the cluster metadata (kafka-python's and aiokafka's
+    ClusterMetadata both answer it): a topic's partition numbers, None if unknown. For a
+    strategy that reads zones, kafka-python's assignor also asks for the brokers and each
+    partition's replicas (rebalancing.adapters.kafka_python.replica_racks)."""
 
     def partitions_for_topic(self, topic: str) -> Collection[int] | None: ...
 
