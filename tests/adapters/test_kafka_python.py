@@ -51,6 +51,11 @@ class Cluster:
         count = self.partitions.get(topic)
         return None if count is None else set(range(count))
 
+    def brokers(self) -> list[Any]:
+        """No broker is known, so no partition has a replica rack (zone strategies plan as
+        without zones; tests/adapters/test_kafka_zones.py builds a real ClusterMetadata)."""
+        return []
+
     def all_partitions(self, topics: Iterable[str]) -> list[Partition]:
         return [
             (t, n)

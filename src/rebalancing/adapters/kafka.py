@@ -20,6 +20,18 @@ differ, in rebalancing.adapters.kafka_python and rebalancing.adapters.kafka_aiok
 strategy (sac, sac_spec) runs through its stateless `assign`: what a Kafka group carries from
 one generation to the next is the owners, not the protocol's session state (its FIFOs).
 
+Zones and weights (KIP-881; rebalancing.placement), for a strategy that declares it reads them
+(`Strategy.uses`): with kafka-python, each member's `client_rack` (give the assignor the
+consumer's own) reaches the leader in its subscription (version 3, rack_id) and becomes its
+zone, and the partitions' replica racks come from the cluster metadata; aiokafka 0.14 carries
+neither (rebalancing.adapters.kafka_aiokafka), so there a zone strategy plans without zones, with
+a warning when its assignor is made. Weights (lag, bytes/s) come from the user, through a hook
+`weights=lambda partitions: {...}` the leader calls at each rebalance with the partitions it
+assigns (sorted `(topic, partition)` pairs); what it returns is checked by placement's rules
+(a finite weight >= 0 for every partition, errors naming the partition). A hook for a strategy
+that reads no weights is refused (it would be ignored). Capacities are not passed: a member's
+capacity has no field in Kafka's protocol.
+
 Each client is imported only when its assignor is made, so this module imports with neither
 installed (they come with the `kafka` extra). Every member of a group must use the same
 strategy under the same protocol name: the default name is `rebalancing-<strategy>` (the
@@ -33,9 +45,11 @@ Runtime complexity: resolving the strategy, O(1) otherwise.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-from rebalancing.adapters.kafka_plan import as_strategy
+from rebalancing.adapters.kafka_plan import WeightsHook, as_strategy
+from rebalancing.placement import ZONE_INPUTS
 from rebalancing.strategies import STRATEGIES, Strategy
 
 COOPERATIVE_PROTOCOLS = {"cooperative_sticky": "sticky"}
@@ -50,6 +64,8 @@ def kafka_python_assignor(
     *,
     cooperative: bool | None = None,
     name: str | None = None,
+    client_rack: str | None = None,
+    weights: WeightsHook | None = None,
 ) -> Any:
     """A kafka-python AbstractPartitionAssignor instance running `strategy`, one per consumer.
 
@@ -60,10 +76,16 @@ def kafka_python_assignor(
     assignor under the same protocol name as `("sticky", cooperative=True)`; asking for it with
     `cooperative=False` is a ValueError that names the eager call. ValueError also when
     `strategy` does not resolve (the message says what was tried).
+
+    `client_rack`: this member's rack, the value given to its KafkaConsumer's own
+    `client_rack` (kafka-python does not show an assignor its consumer's config); None or ""
+    for none. `weights`: a hook the leader calls with the partitions to assign, returning each
+    one's weight (module docstring); ValueError when the strategy reads no weights.
     """
     from rebalancing.adapters import kafka_python  # kafka-python is optional
 
     chosen = as_strategy(strategy)
+    _refuse_unread_weights(chosen, weights)
     plain = _plain_strategy_of(chosen)
     if plain is not None:
         if cooperative is False:
@@ -75,20 +97,34 @@ def kafka_python_assignor(
         chosen, cooperative = plain, True
     cooperative = bool(cooperative)
     default = f"rebalancing-{'cooperative-' if cooperative else ''}{chosen.name}"
-    return kafka_python.StrategyAssignor(chosen, name=name or default, cooperative=cooperative)
+    return kafka_python.StrategyAssignor(
+        chosen,
+        name=name or default,
+        cooperative=cooperative,
+        client_rack=client_rack,
+        weights=weights,
+    )
 
 
-def aiokafka_assignor(strategy: str | Strategy = "sticky", *, name: str | None = None) -> Any:
+def aiokafka_assignor(
+    strategy: str | Strategy = "sticky",
+    *,
+    name: str | None = None,
+    weights: WeightsHook | None = None,
+) -> Any:
     """A new aiokafka AbstractPartitionAssignor class running `strategy`, one per consumer.
 
     aiokafka calls its assignors' classmethods, so the member's state lives on the class: call
     this once per consumer. ValueError when `strategy` does not resolve, and for a cooperative
     protocol strategy (`cooperative_sticky`): aiokafka 0.14 rebalances eagerly only, and an
     eager assignor under that name would silently stop the world at every rebalance.
+    `weights` as for kafka_python_assignor. A strategy that reads zones plans without them
+    here (aiokafka carries no rack: rebalancing.adapters.kafka_aiokafka): a UserWarning says so.
     """
     from rebalancing.adapters import kafka_aiokafka  # aiokafka is optional
 
     chosen = as_strategy(strategy)
+    _refuse_unread_weights(chosen, weights)
     plain = _plain_strategy_of(chosen)
     if plain is not None:
         raise ValueError(
@@ -97,7 +133,33 @@ def aiokafka_assignor(strategy: str | Strategy = "sticky", *, name: str | None =
             f"plans eagerly, or kafka_python_assignor({chosen.name!r}) for the cooperative "
             "protocol"
         )
-    return kafka_aiokafka.assignor_class(chosen, name or f"rebalancing-{chosen.name}")
+    if chosen.uses & ZONE_INPUTS:
+        warnings.warn(
+            f"strategy {chosen.name!r} reads zones, which aiokafka 0.14 cannot give (no rack_id "
+            "in its subscription, no replicas in its public cluster metadata): it plans as if no "
+            "member and no partition had a rack; kafka_python_assignor passes them",
+            UserWarning,
+            stacklevel=2,
+        )
+    return kafka_aiokafka.assignor_class(chosen, name or f"rebalancing-{chosen.name}", weights)
+
+
+def _refuse_unread_weights(strategy: Strategy, weights: WeightsHook | None) -> None:
+    """TypeError for a weights hook that is not callable, ValueError for one given to a
+    strategy that reads no weights (it would be ignored, and nobody would notice)."""
+    if weights is None:
+        return
+    if not callable(weights):
+        raise TypeError(
+            f"weights must be a callable (partitions -> weight per partition) or None, not "
+            f"{type(weights).__name__}"
+        )
+    if "weights" not in strategy.uses:
+        readers = ", ".join(name for name, known in STRATEGIES.items() if "weights" in known.uses)
+        raise ValueError(
+            f"strategy {strategy.name!r} reads no weights, so the weights hook would be "
+            f"ignored; strategies that read them: {readers}"
+        )
 
 
 def _plain_strategy_of(strategy: Strategy) -> Strategy | None:

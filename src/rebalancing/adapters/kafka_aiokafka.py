@@ -28,6 +28,14 @@ kafka_python):
   under its member id, which changes when its consumer restarts (kafka-python's adapter plans
   static members under their group.instance.id).
 
+- No zones: aiokafka's subscription struct is version 0, with no rack_id (KIP-881), and its
+  ClusterMetadata keeps the partitions' replicas in a private field only (`_partitions`; its
+  public methods give leaders, not replicas). So a strategy that reads zones (`uses`
+  consumer_zones or queue_zones: rack_aware_range, rack_aware_sticky, machine_room_nearby...)
+  gets none here: every member has no zone and it plans as without zones
+  (rebalancing.adapters.kafka.aiokafka_assignor warns when one is asked for). Weights come
+  from a hook, as with kafka-python (`weights=`, kafka_plan.weights_from).
+
 The subscription's user data is the same StickyAssignorUserData v1 bytes as the kafka-python
 adapter's and Java's StickyAssignor's, encoded with aiokafka's own StickyAssignorUserDataV1.
 Runtime complexity: that of kafka_plan.plan_group, plus O(P) to decode and encode.
@@ -56,11 +64,13 @@ from rebalancing.adapters.kafka_plan import (
     NO_GENERATION,
     Partition,
     Subscription,
+    WeightsHook,
     by_topic,
     ownership,
     plan_group,
     remembered_assignment,
     subscribed_partitions,
+    weights_from,
 )
 from rebalancing.strategies import Strategy
 
@@ -134,10 +144,12 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     """aiokafka assignor running a strategy; use `assignor_class` to make one per consumer.
 
     Class state: the partitions this member owns (None before its first assignment, when the
-    subscription has no user data) and the number of the plan that gave them.
+    subscription has no user data) and the number of the plan that gave them. `weights`: the
+    hook the leader calls for the partitions' weights (kafka_plan.WeightsHook), or None.
     """
 
     strategy: ClassVar[Strategy]
+    weights: ClassVar[WeightsHook | None] = None
     owned: ClassVar[tuple[Partition, ...] | None] = None
     generation: ClassVar[int] = NO_GENERATION
 
@@ -160,7 +172,8 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         ]
         owners = ownership(subscriptions)
         partitions = subscribed_partitions(cluster, subscriptions)
-        plan = plan_group(cls.strategy, partitions, subscriptions, owners)
+        weights = weights_from(cls.weights, partitions, cls.name)
+        plan = plan_group(cls.strategy, partitions, subscriptions, owners, weights=weights)
         user_data = PlanGeneration(max(owners.newest_generation, NO_GENERATION) + 1).encode()
         return {
             member_id: ConsumerProtocolMemberAssignment(
@@ -201,11 +214,14 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         cls.generation = number
 
 
-def assignor_class(strategy: Strategy, name: str) -> type[StrategyAssignor]:
+def assignor_class(
+    strategy: Strategy, name: str, weights: WeightsHook | None = None
+) -> type[StrategyAssignor]:
     """A new StrategyAssignor class for one consumer, with its own state."""
     namespace = {
         "name": name,
         "strategy": strategy,
+        "weights": None if weights is None else staticmethod(weights),
         "owned": None,
         "generation": NO_GENERATION,
         "__module__": __name__,

@@ -28,7 +28,14 @@ from ids (its order, its hash) stays with it; every plan below is keyed by consu
    topic (the contract asks nothing of the group beyond its ids), so none is refused; a plan
    that breaks the contract (a partition missing, twice, or with a member outside the group) is
    a RuntimeError naming the strategy and the partition, never passed on to the group.
-3. Cooperative rebalancing (KIP-429, `cooperative_round`): a partition whose target owner is
+3. Zones and weights (KIP-881; rebalancing.placement): a member's rack (its `client.rack`,
+   sent in its subscription) is its zone; `plan_group` passes the members' racks as
+   `consumer_zones`, and the partitions' replica racks and their weights when given
+   (`queue_zones`, `weights`), to a strategy that declares it reads them (`Strategy.uses`),
+   and to no other. A member without a rack has no zone. Per topic, each call gets the
+   entries of that topic's partitions and subscribers only. `weights_from` calls a user's
+   weights hook (lag per partition, say) and checks what it returns by placement's rules.
+4. Cooperative rebalancing (KIP-429, `cooperative_round`): a partition whose target owner is
    not its current owner is first revoked (its owner's new assignment leaves it out; the owner
    rejoins) and assigned in the next rebalance, when nobody owns it any more. No partition is
    ever assigned to a member while another member still owns it.
@@ -42,11 +49,12 @@ from __future__ import annotations
 import logging
 import operator
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, SupportsIndex
+from typing import Any, Protocol, SupportsIndex
 
-from rebalancing.contract import shortened_repr
+from rebalancing.contract import prepare, shortened_repr
+from rebalancing.placement import check_placement
 from rebalancing.strategies import Strategy, resolve
 
 Partition = tuple[str, int]
@@ -55,14 +63,19 @@ Partition = tuple[str, int]
 NO_GENERATION = -1
 """The generation of a member that has not been assigned anything yet (Kafka's default)."""
 
+WeightsHook = Callable[[list[Partition]], Mapping[Partition, float]]
+"""A user's weights: called by the group's leader at each rebalance with the partitions it is
+about to assign, sorted, it returns each one's weight (lag, bytes/s: finite, >= 0)."""
+
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, init=False)
 class Subscription:
     """What one member sent the leader: the topics it subscribes to, the partitions it claims
-    to own, the generation of the assignment that gave them (NO_GENERATION if none), and, for
-    a static member, its group.instance.id (None for a dynamic one).
+    to own, the generation of the assignment that gave them (NO_GENERATION if none), for
+    a static member its group.instance.id (None for a dynamic one), and its rack (its
+    client.rack, KIP-881; None without one, as is "", Kafka's default for no rack).
 
     Checked and stored in one form whatever it was given in, so that nothing downstream sees
     a surprise: `topics` any collection of topic names (a set, a list; not one name as a str,
@@ -77,6 +90,7 @@ class Subscription:
     owned: tuple[Partition, ...]
     generation: int
     group_instance_id: str | None
+    rack: str | None
 
     def __init__(
         self,
@@ -85,6 +99,7 @@ class Subscription:
         owned: Iterable[Partition | Sequence[str | int]] = (),
         generation: int = NO_GENERATION,
         group_instance_id: str | None = None,
+        rack: str | None = None,
     ) -> None:
         if not isinstance(member_id, str):
             raise TypeError(f"member id {shortened_repr(member_id)} is not a str")
@@ -101,12 +116,21 @@ class Subscription:
         object.__setattr__(self, "owned", _owned_partitions(owned, member))
         object.__setattr__(self, "generation", _generation(generation, member))
         object.__setattr__(self, "group_instance_id", group_instance_id)
+        object.__setattr__(self, "rack", rack_of(rack, member))
 
     @property
     def consumer_id(self) -> str:
         """The id the strategy plans this member under: its group.instance.id when static
         (the same across its consumer's restarts), else its member id."""
         return self.member_id if self.group_instance_id is None else self.group_instance_id
+
+
+def rack_of(rack: object, who: str) -> str | None:
+    """A member's rack as Kafka's client.rack: a str, None when it has none ("" is Kafka's
+    default for none). TypeError names `who` for anything else."""
+    if rack is not None and not isinstance(rack, str):
+        raise TypeError(f"{who}: rack {shortened_repr(rack)} is {type(rack).__name__}, not a str")
+    return rack or None
 
 
 def _items(value: object, refusal: str) -> Iterable[object]:
@@ -173,8 +197,10 @@ def _integer(value: object, what: str) -> int:
 
 
 class Cluster(Protocol):
-    """The one question the assignors ask of the cluster metadata (kafka-python's and
-    aiokafka's ClusterMetadata both answer it): a topic's partition numbers, None if unknown."""
+    """The question every assignor asks of the cluster metadata (kafka-python's and aiokafka's
+    ClusterMetadata both answer it): a topic's partition numbers, None if unknown. For a
+    strategy that reads zones, kafka-python's assignor also asks for the brokers and each
+    partition's replicas (rebalancing.adapters.kafka_python.replica_racks)."""
 
     def partitions_for_topic(self, topic: str) -> Collection[int] | None: ...
 
@@ -267,15 +293,21 @@ def plan_group(
     partitions: Mapping[str, Iterable[int]],
     subscriptions: Iterable[Subscription],
     owners: Ownership | None = None,
+    *,
+    queue_zones: Mapping[Partition, Collection[Any]] | None = None,
+    weights: Mapping[Partition, float] | None = None,
 ) -> dict[str, list[Partition]]:
     """The strategy's plan for the group: consumer id -> sorted partitions, every member a key.
 
     `strategy` is a Strategy, a registered name or `package.module:function` (`as_strategy`).
     `partitions` maps each topic the cluster knows to its partition numbers; a subscribed topic
     it does not know has no partitions to assign (logged). `owners` defaults to
-    `ownership(subscriptions)`. See the module docstring, step 2. ValueError names two members
-    that would be planned under one consumer id; ValueError or TypeError names any argument
-    that is not of these forms, before anything is logged.
+    `ownership(subscriptions)`. See the module docstring, steps 2 and 3: the members' racks
+    (`Subscription.rack`) are the strategy's `consumer_zones`; `queue_zones` (partition -> the
+    racks of its replicas) and `weights` (partition -> weight) are passed on as they are, each
+    only to a strategy that declares it in `uses`, and checked by it (rebalancing.placement).
+    ValueError names two members that would be planned under one consumer id; ValueError or
+    TypeError names any argument that is not of these forms, before anything is logged.
     """
     strategy = as_strategy(strategy)
     subscriptions = _subscriptions(subscriptions)
@@ -288,6 +320,8 @@ def plan_group(
     members = _consumer_ids(subscriptions)
     owners = ownership(subscriptions) if owners is None else owners
     topics_of = {member.consumer_id: member.topics for member in subscriptions}
+    racks = {member.consumer_id: member.rack for member in subscriptions if member.rack}
+    facts = _Facts(racks or None, queue_zones, weights)
     subscribed = sorted(frozenset().union(*topics_of.values()))
     for topic in subscribed:
         if topic not in partitions:
@@ -295,7 +329,7 @@ def plan_group(
     plan: dict[str, list[Partition]] = {member: [] for member in members}
     if len(set(topics_of.values())) <= 1:
         queues = [(topic, number) for topic in subscribed for number in partitions.get(topic, ())]
-        _merge(plan, _run(strategy, queues, members, owners.previous, "the group"))
+        _merge(plan, _run(strategy, queues, members, owners.previous, facts, "the group"))
     else:
         subscribers: dict[str, list[str]] = {topic: [] for topic in subscribed}
         for member in members:  # in id order, so each list is sorted
@@ -308,7 +342,12 @@ def plan_group(
         for topic in subscribed:
             queues = [(topic, number) for number in partitions.get(topic, ())]
             in_topic = _run(
-                strategy, queues, subscribers[topic], previous.get(topic, {}), f"topic {topic!r}"
+                strategy,
+                queues,
+                subscribers[topic],
+                previous.get(topic, {}),
+                facts,
+                f"topic {topic!r}",
             )
             _merge(plan, in_topic)
     for owned in plan.values():
@@ -391,11 +430,38 @@ def _consumer_ids(subscriptions: Sequence[Subscription]) -> list[str]:
     return sorted(members_of)
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """The zones and weights of one rebalance, for the whole group (plan_group, step 3)."""
+
+    consumer_zones: Mapping[str, Any] | None
+    queue_zones: Mapping[Partition, Collection[Any]] | None
+    weights: Mapping[Partition, float] | None
+
+    def inputs_for(
+        self, strategy: Strategy, queues: Collection[Partition], members: Collection[str]
+    ) -> dict[str, Any]:
+        """What `strategy` reads of these facts, cut to the queues and members of one call:
+        a map of the whole group would make a call on one topic warn of ids of another form.
+        A weights map is cut but never emptied to None, so a missing weight stays an error."""
+        available: dict[str, Any] = {}
+        if self.consumer_zones is not None:
+            zones = {m: self.consumer_zones[m] for m in members if m in self.consumer_zones}
+            available["consumer_zones"] = zones or None
+        if self.queue_zones is not None:
+            held = {q: self.queue_zones[q] for q in queues if q in self.queue_zones}
+            available["queue_zones"] = held or None
+        if self.weights is not None:
+            available["weights"] = {q: self.weights[q] for q in queues if q in self.weights}
+        return strategy.inputs_for(available)
+
+
 def _run(
     strategy: Strategy,
     queues: list[Partition],
     members: list[str],
     previous: dict[str, list[Partition]],
+    facts: _Facts,
     scope: str,
 ) -> dict[str, list[Partition]]:
     """One call of the strategy, its plan checked against the contract. The previous plan is
@@ -406,7 +472,7 @@ def _run(
         member: [partition for partition in owned if partition in given]
         for member, owned in previous.items()
     }
-    plan = strategy.assign(queues, members, current)
+    plan = strategy(queues, members, current, **facts.inputs_for(strategy, queues, members))
     _check_plan(plan, queues, members, f"strategy {strategy.name!r} for {scope}")
     return plan
 
@@ -443,6 +509,28 @@ def _check_plan(
 def _merge(plan: dict[str, list[Partition]], part: Mapping[str, list[Partition]]) -> None:
     for member, owned in part.items():
         plan[member].extend(owned)
+
+
+def weights_from(
+    hook: WeightsHook | None, partitions: Mapping[str, Iterable[int]], assignor: str
+) -> dict[Partition, float] | None:
+    """The weights a user's hook gives the partitions to assign (topic -> numbers, as from
+    `subscribed_partitions`), checked by rebalancing.placement's rules: a mapping with a
+    finite weight >= 0 for every partition (entries for other partitions are ignored). None
+    without a hook. ValueError or TypeError names the assignor, the hook and the partition.
+    Runtime complexity: the hook's own, plus O(P log P)."""
+    if hook is None:
+        return None
+    queues = sorted((topic, number) for topic, numbers in partitions.items() for number in numbers)
+    given = hook(list(queues))
+    who = f"assignor {assignor!r}: the weights hook {shortened_repr(hook)}"
+    if given is None:
+        raise TypeError(f"{who} returned None, not a mapping (topic, partition) -> weight")
+    try:
+        checked = check_placement(prepare(queues, (), None), weights=given).weights
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{who} returned weights that cannot be used: {error}") from error
+    return {} if checked is None else checked
 
 
 def remembered_assignment(

@@ -37,7 +37,22 @@ One that restarts while a rebalance is under way (or whose return starts one) jo
 claims (its process is new): strategies that plan from ids give it its partitions back all the
 same, sticky does when nothing else changed (its partitions are the only ones free).
 
-Runtime complexity: that of kafka_plan.plan_group, plus O(P) to decode and encode.
+Zones (KIP-881) and weights, for a strategy that declares it reads them (`Strategy.uses`):
+- The member's rack: kafka-python gives an assignor no access to its consumer's config, so the
+  rack is given to the assignor (`client_rack`, the same value as the consumer's own
+  `client_rack`). A member with a rack sends subscription version 3, whose `rack_id` carries
+  it (version 3 also has owned_partitions and generation_id: the cooperative variant fills
+  them, the eager one leaves them empty and claims in its user data as before). The leader
+  reads every member's rack_id; a member that sends none (an older version, or "") has no zone.
+- The partitions' replica racks come from the leader's ClusterMetadata: a partition's zones are
+  the racks of the brokers that `cluster.is_replica_node` lists as its replicas
+  (`replica_racks`); a broker without a rack adds none.
+- Weights: a hook (`weights=`) the leader calls with the partitions it assigns
+  (kafka_plan.weights_from), for example lag per partition from the group's committed offsets
+  and the end offsets; without one every partition weighs 1.
+
+Runtime complexity: that of kafka_plan.plan_group, plus O(P) to decode and encode, plus
+O(P x B) for B brokers to read replica racks (only for a strategy that reads queue_zones).
 """
 
 from __future__ import annotations
@@ -57,17 +72,21 @@ from kafka.protocol.consumer.metadata import (  # type: ignore[import-untyped]
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
 )
+from kafka.structs import TopicPartition  # type: ignore[import-untyped]
 
 from rebalancing.adapters.kafka_plan import (
     NO_GENERATION,
     Partition,
     Subscription,
+    WeightsHook,
     by_topic,
     cooperative_round,
     ownership,
     plan_group,
+    rack_of,
     remembered_assignment,
     subscribed_partitions,
+    weights_from,
 )
 from rebalancing.strategies import Strategy
 
@@ -79,6 +98,9 @@ SUBSCRIPTION_VERSION = 0
 
 COOPERATIVE_SUBSCRIPTION_VERSION = 2
 """Cooperative members also fill owned_partitions (v1+) and generation_id (v2+)."""
+
+RACK_SUBSCRIPTION_VERSION = 3
+"""Members with a rack send it in rack_id (v3+, KIP-881)."""
 
 ASSIGNMENT_VERSION = 0
 
@@ -118,7 +140,8 @@ def decode_user_data(data: bytes, member_id: str) -> tuple[tuple[Partition, ...]
 
 def subscription_of(member: Any) -> Subscription:
     """A JoinGroupResponseMember (metadata decoded, or still bytes) as a Subscription, with
-    its group_instance_id when it is a static member.
+    its group_instance_id when it is a static member and its rack_id (version 3+) when it
+    sent one.
 
     The claims come from the user data; a member that sent none but filled the subscription's
     own owned_partitions / generation_id (version 1+, as Java's cooperative consumers do) is
@@ -141,6 +164,7 @@ def subscription_of(member: Any) -> Subscription:
             "not a ConsumerProtocolSubscription"
         )
     topics = frozenset(str(topic) for topic in metadata.topics or ())
+    rack = getattr(metadata, "rack_id", None)  # None below version 3
     user_data = metadata.user_data
     if isinstance(user_data, bytearray | memoryview):
         user_data = bytes(user_data)
@@ -150,7 +174,7 @@ def subscription_of(member: Any) -> Subscription:
                 f"member {member_id!r}: user data is {type(user_data).__name__}, not bytes"
             )
         owned, generation = decode_user_data(user_data, member_id)
-        return Subscription(member_id, topics, owned, generation, group_instance_id)
+        return Subscription(member_id, topics, owned, generation, group_instance_id, rack)
     owned = tuple(
         (str(entry.topic), int(number))
         for entry in getattr(metadata, "owned_partitions", None) or ()
@@ -163,6 +187,7 @@ def subscription_of(member: Any) -> Subscription:
         owned,
         NO_GENERATION if generation is None else generation,
         group_instance_id,
+        rack,
     )
 
 
@@ -171,12 +196,24 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 
     State: the partitions this member owns and the generation that gave them, from
     `on_assignment`; None before the first assignment (the subscription then has no user data).
+    `client_rack`: this member's rack, sent in its subscription (None or "": no rack).
+    `weights`: the hook the leader calls for the partitions' weights (kafka_plan.WeightsHook).
     """
 
-    def __init__(self, strategy: Strategy, *, name: str, cooperative: bool = False) -> None:
+    def __init__(
+        self,
+        strategy: Strategy,
+        *,
+        name: str,
+        cooperative: bool = False,
+        client_rack: str | None = None,
+        weights: WeightsHook | None = None,
+    ) -> None:
         self._strategy = strategy
         self._name = name
         self.cooperative = cooperative
+        self.client_rack = rack_of(client_rack, f"assignor {name!r}")
+        self.weights = weights
         self.owned: tuple[Partition, ...] | None = None
         self.generation = NO_GENERATION
 
@@ -197,21 +234,24 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         owned_partitions and generation_id). Partitions of topics it no longer subscribes to
         are not claimed: a consumer revokes them before it rejoins."""
         subscribed = set(topics)
-        if self.owned is None:
-            return ConsumerProtocolSubscription(SUBSCRIPTION_VERSION, sorted(subscribed), b"")
-        owned = [partition for partition in self.owned if partition[0] in subscribed]
-        user_data = encode_user_data(owned, self.generation)
-        if not self.cooperative:
+        owned = [partition for partition in self.owned or () if partition[0] in subscribed]
+        user_data = b"" if self.owned is None else encode_user_data(owned, self.generation)
+        if self.client_rack is None and (self.owned is None or not self.cooperative):
             return ConsumerProtocolSubscription(SUBSCRIPTION_VERSION, sorted(subscribed), user_data)
-        return ConsumerProtocolSubscription(
-            version=COOPERATIVE_SUBSCRIPTION_VERSION,
-            topics=sorted(subscribed),
-            user_data=user_data,
-            owned_partitions=[
+        claims_in_fields = self.cooperative and self.owned is not None
+        fields: dict[str, Any] = {
+            "topics": sorted(subscribed),
+            "user_data": user_data,
+            "owned_partitions": [
                 ConsumerProtocolSubscription.TopicPartition(topic=topic, partitions=numbers)
-                for topic, numbers in by_topic(owned).items()
+                for topic, numbers in by_topic(owned if claims_in_fields else ()).items()
             ],
-            generation_id=self.generation,
+            "generation_id": self.generation if claims_in_fields else NO_GENERATION,
+        }
+        if self.client_rack is None:
+            return ConsumerProtocolSubscription(version=COOPERATIVE_SUBSCRIPTION_VERSION, **fields)
+        return ConsumerProtocolSubscription(
+            version=RACK_SUBSCRIPTION_VERSION, rack_id=self.client_rack, **fields
         )
 
     def assign(self, cluster: Any, members: Iterable[Any]) -> dict[str, Any]:
@@ -220,7 +260,19 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         subscriptions = [subscription_of(member) for member in members]
         owners = ownership(subscriptions)
         partitions = subscribed_partitions(cluster, subscriptions)
-        plan = plan_group(self._strategy, partitions, subscriptions, owners)
+        queue_zones = None
+        if "queue_zones" in self._strategy.uses:
+            queue_zones = replica_racks(
+                cluster, ((topic, n) for topic, numbers in partitions.items() for n in numbers)
+            )
+        plan = plan_group(
+            self._strategy,
+            partitions,
+            subscriptions,
+            owners,
+            queue_zones=queue_zones,
+            weights=weights_from(self.weights, partitions, self.name),
+        )
         if self.cooperative:
             plan = cooperative_round(plan, owners.claimants).assignment
         return {
@@ -247,6 +299,24 @@ class StrategyAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             "its own kafka_python_assignor(...))",
         )
         self.generation = int(generation)
+
+
+def replica_racks(cluster: Any, partitions: Iterable[Partition]) -> dict[Partition, frozenset[str]]:
+    """partition -> the racks of the brokers holding its replicas, from kafka-python's
+    ClusterMetadata (`brokers()`, each with its `rack`, and `is_replica_node(partition,
+    node_id)`), for the partitions that have any: a broker without a rack adds none, as in
+    Kafka's RackInfo. Runtime complexity: O(P x B) for P partitions and B brokers with a rack.
+    """
+    racks = {broker.node_id: broker.rack for broker in cluster.brokers() if broker.rack}
+    zones: dict[Partition, frozenset[str]] = {}
+    for topic, number in partitions:
+        partition = TopicPartition(topic, number)
+        found = frozenset(
+            rack for node, rack in racks.items() if cluster.is_replica_node(partition, node)
+        )
+        if found:
+            zones[(topic, number)] = found
+    return zones
 
 
 def assignment_of(owned: Iterable[Partition]) -> Any:
