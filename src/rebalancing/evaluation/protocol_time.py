@@ -365,16 +365,17 @@ def markdown_tables(summaries: Sequence[CostSummary]) -> str:
     return "\n".join(parts)
 
 
-_COLOURS: Mapping[str, str] = {
-    "sac": "tab:blue",
-    "sac_newest": "tab:cyan",
-    "sac_random": "tab:purple",
-    "event_hubs_balanced": "tab:orange",
-    "event_hubs_greedy": "tab:red",
-    "kcl": "tab:green",
-    "pulsar_failover": "tab:brown",
-    "super_stream": "tab:gray",
+_STYLES: Mapping[str, tuple[str, str]] = {
+    "sac": ("tab:blue", "-"),
+    "sac_newest": ("tab:cyan", "--"),
+    "sac_random": ("tab:purple", ":"),
+    "event_hubs_balanced": ("tab:orange", "-"),
+    "event_hubs_greedy": ("tab:red", "--"),
+    "kcl": ("tab:green", "-"),
+    "pulsar_failover": ("tab:brown", "-"),
+    "super_stream": ("tab:gray", "--"),
 }
+"""Colour and line style per protocol: a family in one hue, its variants dashed or dotted."""
 
 
 def _draw(
@@ -392,8 +393,15 @@ def _draw(
         if not points:
             continue
         sizes = [point[0] for point in points]
-        colour = _COLOURS.get(protocol)
-        axes.plot(sizes, [point[1] for point in points], marker="o", label=protocol, color=colour)
+        colour, style = _STYLES.get(protocol, (None, "-"))
+        axes.plot(
+            sizes,
+            [point[1] for point in points],
+            marker="o",
+            label=protocol,
+            color=colour,
+            linestyle=style,
+        )
         axes.fill_between(
             sizes,
             [point[1] for point in points],
@@ -402,6 +410,9 @@ def _draw(
             alpha=0.15,
         )
     axes.set_xscale("log", base=2)
+    every_size = sorted({summary.consumers for summary in summaries})
+    axes.set_xticks(every_size, [str(size) for size in every_size])
+    axes.minorticks_off()
     axes.set_xlabel("consumers (queues: 4 per consumer)")
     axes.set_title(EVENT_TITLES[event])
     axes.grid(True, alpha=0.3)
