@@ -23,9 +23,7 @@ FIGURE_LINK = re.compile(r"(!\[[^\]]*\]\()([^)\s]+\.png)(\))")
 
 def on_files(files: Files, config: Any) -> Files:
     for figure in sorted((ROOT / RESULTS).glob("*.png")):
-        files.append(
-            File.generated(config, f"{RESULTS}/{figure.name}", abs_src_path=str(figure))
-        )
+        files.append(File.generated(config, f"{RESULTS}/{figure.name}", abs_src_path=str(figure)))
     return files
 
 
