@@ -63,6 +63,22 @@ def floor(queues: Sequence[QueueT], consumers: list[ConsumerT]) -> dict[Consumer
 
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def commit() -> str:
+    """The checkout's short commit hash, for a results file's header ("unknown" outside git)."""
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPOSITORY,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 BEFORE = "rebalancing_before"
 
 # `rebalancing` as a module path (imports, and strings such as "rebalancing.strategies.sticky");

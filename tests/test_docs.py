@@ -75,6 +75,15 @@ def test_site_builds_in_strict_mode_with_every_page_of_the_nav(built_site: Path)
         assert built.is_file(), f"{relative(page)} was not built into {built.name}"
 
 
+def test_a_benchmark_figure_is_published_where_the_page_showing_it_links(built_site: Path) -> None:
+    """docs/hooks/figures.py: pages link benchmarks/results/*.png by their repository path."""
+    page = built_site / "explanation" / "leaderless-protocols.html"
+    sources = re.findall(r'<img[^>]*src="([^"]+)"', page.read_text())
+    assert len(sources) == 3
+    for source in sources:
+        assert (page.parent / source).resolve().is_file(), source
+
+
 def test_api_reference_is_generated_from_the_docstrings(built_site: Path) -> None:
     page = (built_site / "reference" / "api" / "strategies.html").read_text()
     assert "Balance first, then keep previous pairs" in page  # sticky's module docstring

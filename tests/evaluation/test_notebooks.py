@@ -85,6 +85,10 @@ def test_comparison_notebook_ends_with_the_verdict_on_the_injected_profile(
     assert "15 scenarios, seed 1" in last, "the verdict is on the profile the notebook was given"
     assert CONCLUSION.search(last), last
     assert images(output) >= 5, "the deciding scores and the usual figures are drawn"
+    protocols = next(cell for cell in code_cells(output) if "protocol_time" in cell.source)
+    assert sum("image/png" in shown.get("data", {}) for shown in protocols.outputs) == 3, (
+        "the leaderless protocols' seconds, queue-seconds and i mod n moves are drawn"
+    )
 
 
 def test_comparison_notebook_runs_another_system_and_profile_from_the_command_line(
