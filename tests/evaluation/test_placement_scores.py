@@ -299,6 +299,7 @@ def test_load_kept_is_one_and_nothing_moves_when_the_plan_is_kept(
     _, plan, weights = case
     moved = load_moved(plan, plan, weights)
     assert moved == 0.0
+    assert isinstance(moved, float)
     assert load_kept(plan, plan, weights) == (1.0 if sum(weights.values()) > 0 else None)
 
 
@@ -375,6 +376,15 @@ def test_a_str_as_a_queues_zones_is_refused_naming_the_queue() -> None:
         cross_zone_count({"x": ["q0"]}, {"x": "a"}, {"q0": "a"})
     with pytest.raises(TypeError, match=r"queue_zones\['q0'\]"):
         fewest_cross_zone(["q0"], ["x"], {"x": "a"}, {"q0": "a"})
+
+
+def test_an_unhashable_zone_is_refused_naming_its_owner() -> None:
+    with pytest.raises(TypeError, match=r"consumer_zones\['x'\]"):
+        cross_zone_count({"x": ["q0"]}, {"x": ["a"]}, {"q0": ["a"]})
+    with pytest.raises(TypeError, match=r"consumer_zones\['x'\]"):
+        fewest_cross_zone(["q0"], ["x"], {"x": ["a"]}, {"q0": ["a"]})
+    with pytest.raises(TypeError, match=r"queue_zones\['q0'\]"):
+        fewest_cross_zone(["q0"], ["x"], {"x": "a"}, {"q0": [["a"]]})
 
 
 def test_a_plan_that_is_not_exact_is_refused_naming_the_queue() -> None:

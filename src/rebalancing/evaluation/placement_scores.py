@@ -10,9 +10,10 @@ ignored, a str is no collection of zones).
   count it (numPartitionsWithRackMismatch), except that a consumer with no zone counts too.
   O(|Q| + |C|).
 - fewest cross-zone: its best value over every balanced plan (counts floor or ceil of |Q|/|C|),
-  |Q| minus a maximum flow (see `fewest_cross_zone`). O(|Q| x zones) to group the queues, plus
-  Edmonds-Karp on a network of O(kinds x zones) edges, kinds <= min(|Q|, 2^zones): at most
-  min(|Q|, V x E) augmenting paths of O(E) each.
+  |Q| minus a maximum flow (see `fewest_cross_zone`). O(|Q| x zones) to sort the queues into
+  kinds (their replica zones), plus Edmonds-Karp on a network of V = kinds + zones + 3 nodes
+  and E = O(kinds x zones) edges, kinds <= min(|Q|, 2^zones): at most min(|Q|, V x E)
+  augmenting paths (each pushes >= 1 of a flow <= |Q|), each found in O(E).
 - load ratio: the heaviest consumer's load / capacity over the mean (total load / total
   capacity), 1 at best; its lower bound over every plan is max(mean, heaviest queue / largest
   capacity) / mean (issue 33: against the lower bound max(mean, heaviest)). O(|Q| + |C|).
@@ -49,8 +50,7 @@ def cross_zone_count(
     return sum(
         1
         for queue, consumer in owners.items()
-        if consumer_zones.get(consumer) is None
-        or consumer_zones[consumer] not in _zones_of(queue, queue_zones)
+        if _zone_of(consumer, consumer_zones) not in _zones_of(queue, queue_zones)
     )
 
 
@@ -78,9 +78,9 @@ def fewest_cross_zone(
         return 0
     floor, extra = divmod(len(queue_list), len(consumer_list))
     members = Counter(
-        consumer_zones[consumer]
+        zone
         for consumer in consumer_list
-        if consumer_zones.get(consumer) is not None
+        if (zone := _zone_of(consumer, consumer_zones)) is not None
     )
     kinds = Counter(
         frozenset(_zones_of(queue, queue_zones) & members.keys()) for queue in queue_list
@@ -190,7 +190,7 @@ def load_moved(
     owners = _owners(plan, "plan")
     weight = _numbers(weights, owners, "weights", "queue", "weight")
     before = {} if previous is None else _owners(previous, "previous")
-    return sum(
+    return math.fsum(
         weight[queue]
         for queue, owner in before.items()
         if queue in owners and owners[queue] != owner
@@ -258,6 +258,17 @@ def _distinct(ids: Collection[Any], name: str) -> list[Any]:
     return listed
 
 
+def _zone_of(consumer: Any, consumer_zones: Mapping[Any, Any]) -> Any:
+    """The consumer's zone, None when it has none; an unhashable zone is a TypeError."""
+    zone = consumer_zones.get(consumer)
+    if not isinstance(zone, Hashable):
+        raise TypeError(
+            f"consumer_zones[{shortened_repr(consumer)}] is {shortened_repr(zone)}, which is not "
+            "hashable: a zone is a hashable value such as a str"
+        )
+    return zone
+
+
 def _zones_of(queue: Any, queue_zones: Mapping[Any, Collection[Any]]) -> frozenset[Any]:
     """The queue's replica zones, None entries left out; a str is refused (["a"], not "a")."""
     held = queue_zones.get(queue, ())
@@ -266,6 +277,12 @@ def _zones_of(queue: Any, queue_zones: Mapping[Any, Collection[Any]]) -> frozens
             f"queue_zones[{shortened_repr(queue)}] must be a collection of zones, not "
             f"{type(held).__name__} {shortened_repr(held)}: wrap a single zone in a list"
         )
+    for zone in held:
+        if not isinstance(zone, Hashable):
+            raise TypeError(
+                f"queue_zones[{shortened_repr(queue)}] holds {shortened_repr(zone)}, "
+                "which is not hashable"
+            )
     return frozenset(zone for zone in held if zone is not None)
 
 
