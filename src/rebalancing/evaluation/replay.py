@@ -46,6 +46,7 @@ with zones, once per step, the fewest cross-zone queues' maximum flow.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -617,7 +618,7 @@ class _StepPlacement:
             if step.weights is not None:
                 bound = placement_scores.load_ratio_bound(queues, consumers, step.weights)
                 weights = step.weights
-                total = sum(weights[queue] for queue in queues)
+                total = math.fsum(weights[queue] for queue in queues)
             self._per_step = (fewest, bound, total)
         return self._per_step
 

@@ -48,6 +48,21 @@ SPEED_RATIO = 2.0
 
 ANY_SYSTEM = "any"
 
+OUT_ON_SHOWN = 4
+"""The candidates a reason names as set aside on a criterion, the closest first; the others
+are counted."""
+
+TERMINAL_ROWS = 12
+"""The most candidates the terminal's table shows (in ranking order; the others are counted,
+summary.md and the report show them all), so that the verdict stays within about 30 lines
+whatever the number of candidates (zones and weights bring six more)."""
+
+TERMINAL_WIDTH = 120
+"""The widest the terminal's table gets: columns that decide nothing go first (`_fitted`)."""
+
+TERMINAL_DOMINATED = 5
+"""With more dominated candidates than this, the terminal names them without by whom."""
+
 
 @dataclass(frozen=True)
 class System:
@@ -455,9 +470,12 @@ def _recommend(
 def _out_on(
     score: Score, best: str, dropped: list[str], overall: Mapping[str, Mapping[str, Aggregate]]
 ) -> str:
-    """Which candidates a criterion set aside, with their means against the best one's."""
-    values = ", ".join(
-        f"{name} {_value(overall[name][score.metric].mean, score)}" for name in dropped
+    """Which candidates a criterion set aside, with their means against the best one's (the
+    closest OUT_ON_SHOWN of them, best first, and how many more)."""
+    closest = sorted(dropped, key=lambda name: _sort_key(overall[name][score.metric], score))
+    values = _first_few(
+        [f"{name} {_value(overall[name][score.metric].mean, score)}" for name in closest],
+        OUT_ON_SHOWN,
     )
     return (
         f"Out on {score.label} ({score.better} is better; the best "
@@ -692,6 +710,8 @@ def how_to_run(system: str, strategy: str) -> str | None:
 def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
     """The verdict for a terminal: at most about 30 lines, the conclusion last."""
     headers, rows = table(verdict)
+    rows, hidden = rows[:TERMINAL_ROWS], rows[TERMINAL_ROWS:]
+    headers, rows = _fitted(verdict, headers, rows)
     widths = [max(len(row[index]) for row in [headers, *rows]) for index in range(len(headers))]
     lines = [
         f"Which strategy for this group on {verdict.system.title}?",
@@ -710,6 +730,8 @@ def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
                 for index, (cell, w) in enumerate(zip(row, widths, strict=True))
             ).rstrip()
         )
+    if hidden:
+        lines.append(f"... and {len(hidden)} more, ranked lower (every one: summary.md)")
     lines.append("")
     lines += standing_lines(verdict, width)
     lines.append(_wrap(conclusion(verdict), width))
@@ -717,6 +739,29 @@ def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
     if how:
         lines.append(_wrap(how, width))
     return "\n".join(lines)
+
+
+def _fitted(
+    verdict: Verdict, headers: list[str], rows: list[list[str]]
+) -> tuple[list[str], list[list[str]]]:
+    """The table without its widest columns that decide nothing (no criterion), one by one,
+    until it fits in TERMINAL_WIDTH (zones and weights add two columns)."""
+    shown = [None, *verdict.system.shown, None]  # the strategy and standing columns: kept
+    while True:
+        widths = [max(len(row[index]) for row in [headers, *rows]) for index in range(len(headers))]
+        if sum(widths) + 2 * (len(widths) - 1) <= TERMINAL_WIDTH:
+            return headers, rows
+        droppable = [
+            index
+            for index, column in enumerate(shown)
+            if column is not None and column[0] not in verdict.system.criteria
+        ]
+        if not droppable:
+            return headers, rows
+        widest = max(droppable, key=lambda index: widths[index])
+        del shown[widest]
+        headers = [cell for index, cell in enumerate(headers) if index != widest]
+        rows = [[cell for index, cell in enumerate(row) if index != widest] for row in rows]
 
 
 def how_line(verdict: Verdict) -> str | None:
@@ -736,6 +781,9 @@ def standing_lines(verdict: Verdict, width: int) -> list[str]:
             for name in order
             if name in verdict.dominated
         )
+        if width and len(verdict.dominated) > TERMINAL_DOMINATED:  # a terminal: names only
+            names = [name for name in order if name in verdict.dominated]
+            dominated = f"{', '.join(names)} (by whom: summary.md)"
         lines.append(
             _wrap(f"Dominated (worse or level on every deciding score): {dominated}.", width)
         )
