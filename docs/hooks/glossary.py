@@ -12,6 +12,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from rebalancing.evaluation.glossary import (
+    PLACEMENT_COLUMNS,
     SCORES,
     SUMMARY_COLUMNS,
     VIEW_COLUMNS,
@@ -36,7 +37,7 @@ def scores_table() -> str:
 
 def columns_table() -> str:
     lines = ["| summary column | unit | meaning |", "|---|---|---|"]
-    for column in (*SUMMARY_COLUMNS, *VIEW_COLUMNS):
+    for column in (*SUMMARY_COLUMNS, *VIEW_COLUMNS, *PLACEMENT_COLUMNS):
         header, unit, meaning = cell(column.header), cell(column.unit), cell(column.definition())
         lines.append(f"| {header} | {unit} | {meaning} |")
     return "\n".join(lines)

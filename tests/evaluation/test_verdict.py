@@ -300,3 +300,93 @@ def test_a_set_left_with_members_that_differ_is_no_clean_tie() -> None:
     assert verdict.is_tie
     assert verdict.reason.startswith("No clear winner among")
     assert "No difference the scenarios can tell" not in verdict.reason
+
+
+ZONES_AND_WEIGHTS = frozenset({"consumer_zones", "queue_zones", "weights"})
+
+
+def test_strategies_reading_zones_or_weights_are_candidates_when_scenarios_carry_them() -> None:
+    cooperative = SYSTEM_VERDICTS["kafka-cooperative"].candidates(carried=ZONES_AND_WEIGHTS)
+    assert {"rack_aware_range", "rack_aware_sticky", "lag_greedy"} <= set(cooperative)
+    client = SYSTEM_VERDICTS["rocketmq-client"].candidates(
+        carried={"consumer_zones", "queue_zones"}
+    )
+    assert {"machine_room_nearby", "by_machine_room"} <= set(client)
+    assert "lag_greedy" not in client  # weights not carried
+    weighted = SYSTEM_VERDICTS["any"].candidates(carried={"weights"})
+    assert {"lag_greedy", "weighted_sticky", "largest_differencing"} <= set(weighted)
+    assert "machine_room_nearby_lag" not in weighted  # it needs zones too
+    assert not {"rack_aware_range", "machine_room_nearby"} & set(weighted)
+
+
+def test_with_zones_the_cross_zone_fraction_decides_on_kafka_and_rocketmq() -> None:
+    summary = summary_of(
+        rack_aware_range=metrics(
+            moves=spread_around(8.0, 4.0), cross_zone_fraction=spread_around(0.05, 0.05)
+        ),
+        averagely=metrics(
+            moves=spread_around(8.0, 4.0), cross_zone_fraction=spread_around(0.6, 0.1)
+        ),
+    )
+    for system in ("kafka-eager", "kafka-cooperative", "rocketmq-broker", "rocketmq-client"):
+        verdict = decide(summary, SYSTEM_VERDICTS[system])
+        assert "cross_zone_fraction" in verdict.system.criteria, system
+        assert verdict.recommended == ("rack_aware_range",), system
+        assert verdict.dominated == {"averagely": ["rack_aware_range"]}, system
+        assert "cross-zone" in render_text(verdict, "the group"), system
+    pulsar = decide(summary, SYSTEM_VERDICTS["pulsar-failover"], ["rack_aware_range", "averagely"])
+    assert "cross_zone_fraction" not in pulsar.system.criteria  # its clients know no zones
+
+
+def test_with_weights_the_load_ratio_decides_on_every_system() -> None:
+    summary = summary_of(
+        lag_greedy=metrics(load_ratio=spread_around(1.1, 0.1)),
+        averagely=metrics(load_ratio=spread_around(2.5, 0.5)),
+    )
+    for name, system in SYSTEM_VERDICTS.items():
+        verdict = decide(summary, system, ["lag_greedy", "averagely"])
+        assert "load_ratio" in verdict.system.criteria, name
+        assert "cross_zone_fraction" not in verdict.system.criteria, name  # no zone values
+        assert verdict.recommended == ("lag_greedy",), name
+
+
+def test_without_zones_and_weights_the_verdict_is_what_it_was() -> None:
+    """Placement criteria with no value in the run are left out, so they neither decide nor
+    show (the glossary says which scores need zones or weights: Score.needs)."""
+    summary = summary_of(
+        sticky=metrics(moves=spread_around(8.0, 4.0)),
+        round_robin=metrics(moves=spread_around(40.0, 10.0)),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["kafka-cooperative"])
+    assert verdict.system.criteria == ("balance_degree", "moves", "stickiness")
+    needing = {metric for metric, score in SCORES.items() if score.needs}
+    assert needing == {
+        "cross_zone_fraction",
+        "cross_zone_gap",
+        "load_ratio",
+        "load_ratio_gap",
+        "load_kept",
+        "load_moved",
+    }
+    assert not needing & {metric for metric, _ in verdict.system.shown}
+    assert "cross-zone" not in render_text(verdict, "the group")
+
+
+def test_the_terminal_verdict_with_zones_and_weights_is_short_too() -> None:
+    chosen = SYSTEM_VERDICTS["any"].candidates(carried=ZONES_AND_WEIGHTS)
+    summary = summary_of(
+        **{
+            name: metrics(
+                moves=spread_around(float(index), 1.0),
+                cross_zone_fraction=spread_around(0.5 - index / 100, 0.1),
+                load_ratio=spread_around(1 + index / 10, 0.2),
+            )
+            for index, name in enumerate(chosen)
+        }
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["any"])
+    lines = render_text(verdict, "64 queues, 4-12 consumers, 2-3 zones, zipf weights").splitlines()
+    assert len(lines) <= 30
+    assert all(len(line) <= 120 for line in lines), max(lines, key=len)
+    assert "cross-zone" in lines[4]
+    assert "load ratio" in lines[4]

@@ -13,10 +13,15 @@ from __future__ import annotations
 import math
 import operator
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rebalancing.evaluation.glossary import SUMMARY_COLUMNS, VIEW_COLUMNS
+from rebalancing.evaluation.glossary import (
+    PLACEMENT_COLUMNS,
+    SUMMARY_COLUMNS,
+    VIEW_COLUMNS,
+    Column,
+)
 from rebalancing.evaluation.replay import ScoreRow
 
 METRICS: tuple[str, ...] = (
@@ -49,9 +54,16 @@ METRICS: tuple[str, ...] = (
     "seconds_to_balance",
     "queue_seconds_unowned",
     "queue_seconds_doubly_owned",
+    "cross_zone_fraction",
+    "cross_zone_gap",
+    "load_ratio",
+    "load_ratio_gap",
+    "load_kept",
+    "load_moved",
 )
 """The row columns that are aggregated: every score of DESIGN.md, the protocol cost, the
-client-view costs, the stability score and the protocols' time scores."""
+client-view costs, the stability score, the protocols' time scores and the placement scores
+(zones and weights)."""
 
 ALL_CHANGES = "all"
 """The change-kind label of the aggregate over every step of a strategy."""
@@ -171,12 +183,23 @@ def summarise(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], dict[str, Aggre
     }
 
 
+def shown_columns(summary: Mapping[tuple[str, str], Mapping[str, Aggregate]]) -> tuple[Column, ...]:
+    """The columns of the summary's table: glossary.SUMMARY_COLUMNS; the client-view columns
+    when some views disagreed; the placement columns when some rows had zones or weights."""
+    metrics = list(summary.values())
+    with_views = any((one["periods_to_agree"].max or 0) > 0 for one in metrics)
+    placed = any(one[column.metric].count for one in metrics for column in PLACEMENT_COLUMNS)
+    return (
+        SUMMARY_COLUMNS
+        + (VIEW_COLUMNS if with_views else ())
+        + (PLACEMENT_COLUMNS if placed else ())
+    )
+
+
 def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
     """The summary as a Markdown table: one line per (strategy, change kind), the columns of
-    glossary.SUMMARY_COLUMNS (their definitions: glossary.glossary_lines); the client-view
-    columns only when some views disagreed."""
-    with_views = any((metrics["periods_to_agree"].max or 0) > 0 for metrics in summary.values())
-    columns = SUMMARY_COLUMNS + (VIEW_COLUMNS if with_views else ())
+    `shown_columns` (their definitions: glossary.glossary_lines)."""
+    columns = shown_columns(summary)
     header = "| strategy | change | " + " | ".join(column.header for column in columns) + " |"
     lines = [header, "|" + "---|" * (len(columns) + 2)]
     for (strategy, change), metrics in summary.items():

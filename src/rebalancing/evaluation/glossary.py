@@ -4,7 +4,13 @@ report.html never describe a number two ways.
 
 A `Score` is a row column of the scoring core (rebalancing.evaluation.replay.ScoreRow); a
 `Column` is one statistic of one score as the summary table shows it. Definitions follow the
-scores' exact definitions in rebalancing.evaluation.scores.
+scores' exact definitions in rebalancing.evaluation.scores, and for the placement scores (zones
+and weights) in rebalancing.evaluation.placement_scores.
+
+One placement score is not a column: `topic_spread` (placement_scores.topic_spread, the largest
+over topics of the most minus the fewest partitions of a topic held by one consumer) applies only
+where queue ids are (topic, partition) pairs, and the scenarios' queue ids are integers, so it
+would be None in every row: it stays a library function (LIBRARY_SCORES).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ class Score:
     better: Better
     integral: bool = False
     percent: bool = False
+    needs: str | None = None  # "zones" or "weights": null in the rows of steps without them
 
 
 SCORES: dict[str, Score] = {
@@ -266,9 +273,81 @@ SCORES: dict[str, Score] = {
             "queue-seconds",
             "lower",
         ),
+        Score(
+            "cross_zone_fraction",
+            "cross-zone",
+            "share of the queues read by a consumer whose zone holds no replica of them (a "
+            "consumer with no zone reads every queue cross-zone); with zones only, and only for "
+            "an exact plan",
+            "%",
+            "lower",
+            percent=True,
+            needs="zones",
+        ),
+        Score(
+            "cross_zone_gap",
+            "cross-zone gap",
+            "cross-zone queues minus the fewest any balanced plan (counts differ by at most one) "
+            "of the same group reaches (a maximum flow, computed independently of every "
+            "strategy), over the queue count; below 0 for a plan that is not balanced",
+            "%",
+            "lower",
+            percent=True,
+            needs="zones",
+        ),
+        Score(
+            "load_ratio",
+            "load ratio",
+            "the most-loaded consumer's load (the sum of its queues' weights) over the mean load "
+            "(total load over the consumer count); 1 is perfect; with weights only, null when "
+            "the total load is 0",
+            "x",
+            "lower",
+            needs="weights",
+        ),
+        Score(
+            "load_ratio_gap",
+            "load ratio gap",
+            "load ratio minus a lower bound on any plan's: max(mean, heaviest queue) over the mean",
+            "x",
+            "lower",
+            needs="weights",
+        ),
+        Score(
+            "load_kept",
+            "load kept",
+            "load-weighted stickiness: of the weight of the queues that existed before and "
+            "whose consumer is still in the group, the share that kept its consumer (null on "
+            "the first assignment and when that weight is 0)",
+            "%",
+            "higher",
+            percent=True,
+            needs="weights",
+        ),
+        Score(
+            "load_moved",
+            "load moved",
+            "weight of the queues that existed before and changed consumer (a departed "
+            "consumer's included), over the total load of the group (null on the first "
+            "assignment)",
+            "%",
+            "lower",
+            percent=True,
+            needs="weights",
+        ),
     )
 }
 """Every score the scoring core writes, by row column."""
+
+LIBRARY_SCORES: dict[str, str] = {
+    "topic_spread": (
+        "for queues that are (topic, partition) pairs: the largest, over topics, of the most "
+        "minus the fewest partitions of that topic held by one consumer (consumers holding none "
+        "count 0), what KAFKA-16277 reports; rebalancing.evaluation.placement_scores."
+        "topic_spread. Not a column: the scenarios' queue ids are integers, so it never applies"
+    ),
+}
+"""Placement scores the library computes that no row carries, and why."""
 
 STATISTIC_NAMES: dict[str, str] = {
     "count": "number of rebalances with a value",
@@ -381,6 +460,17 @@ VIEW_COLUMNS: tuple[Column, ...] = (
     _column("periods_to_agree", "max"),
 )
 """The client-view columns, shown only when some views disagreed."""
+
+PLACEMENT_COLUMNS: tuple[Column, ...] = (
+    _column("cross_zone_fraction", "mean"),
+    _column("cross_zone_gap", "mean"),
+    _column("load_ratio", "mean"),
+    _column("load_ratio", "p95"),
+    _column("load_ratio_gap", "mean"),
+    _column("load_kept", "mean"),
+    _column("load_moved", "mean"),
+)
+"""The placement columns (zones, weights), shown only when some rows have zones or weights."""
 
 
 def glossary_lines(columns: tuple[Column, ...]) -> list[str]:

@@ -12,8 +12,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from rebalancing.evaluation.aggregates import METRICS, STATISTICS, Aggregate, markdown_table
-from rebalancing.evaluation.glossary import SCORES, SUMMARY_COLUMNS, VIEW_COLUMNS, glossary_lines
+from rebalancing.evaluation.aggregates import (
+    METRICS,
+    STATISTICS,
+    Aggregate,
+    markdown_table,
+    shown_columns,
+)
+from rebalancing.evaluation.glossary import SCORES, glossary_lines
 from rebalancing.evaluation.plots import BANDS, deciding_score, save_all, save_figures
 from rebalancing.evaluation.profile import Profile
 from rebalancing.evaluation.report_page import FigureFile, write_report_page
@@ -55,6 +61,8 @@ def run_description(profile: Profile) -> dict[str, Any]:
         "consumer_range": profile.settings.consumer_range,
         "change_count_range": profile.settings.change_count_range,
         "change_weights": dict(profile.settings.change_weights),
+        "zone_range": profile.settings.zone_range,
+        "weights": profile.settings.weights,
         "views": profile.views,
         "view_settings": asdict(profile.view_settings) if profile.views == "client" else None,
     }
@@ -96,8 +104,7 @@ def write_outputs(
     verdict = decide(summary, SYSTEM_VERDICTS[profile.system], profile.candidates())
     described = profile.describe()
     plain = {group: dict(metrics) for group, metrics in summary.items()}
-    with_views = any((metrics["periods_to_agree"].max or 0) > 0 for metrics in summary.values())
-    columns = SUMMARY_COLUMNS + (VIEW_COLUMNS if with_views else ())
+    columns = shown_columns(summary)
     (out / "summary.md").write_text(
         "# Which strategy for this group?\n\n"
         + render_markdown(verdict, described)

@@ -1,6 +1,6 @@
 """A group profile: the one set of command-line options that describes "my group" (queue and
-consumer counts or ranges, the churn mix, changes per scenario, scenarios, seed, the system it runs
-on, the strategies, where to write), shared by `rebalancing compare`, `python -m
+consumer counts or ranges, the churn mix, changes per scenario, zones and weights, scenarios, seed,
+the system it runs on, the strategies, where to write), shared by `rebalancing compare`, `python -m
 rebalancing.evaluation` and the Spark harness, and checked before anything runs: a bad value is a
 ParameterError naming the option.
 """
@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import NoReturn
 
 from rebalancing.evaluation.glossary import scores_help
-from rebalancing.evaluation.scenarios import CHANGE_KINDS, ScenarioSettings
+from rebalancing.evaluation.scenarios import (
+    CHANGE_KINDS,
+    HOT_WEIGHT,
+    WEIGHT_DISTRIBUTIONS,
+    WEIGHT_KINDS,
+    ZIPF_EXPONENT,
+    ZONE_KINDS,
+    ScenarioSettings,
+)
 from rebalancing.evaluation.verdict import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.views import ViewSettings, add_view_arguments, view_settings_from
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, select
@@ -67,10 +75,15 @@ class Profile:
         ):
             mix = "every change kind alike"
         views = "" if self.views == "broker" else ", client-side views"
+        placement = ""
+        if self.settings.zone_range is not None:
+            placement += f", {_span(self.settings.zone_range)} zones"
+        if self.settings.weights is not None:
+            placement += f", {self.settings.weights} weights"
         return (
             f"{_span(self.settings.queue_range)} queues, {_span(self.settings.consumer_range)} "
-            f"consumers, {_span(self.settings.change_count_range)} changes per scenario "
-            f"({mix}){views}; {self.scenarios:,} scenarios, seed {self.seed}."
+            f"consumers{placement}, {_span(self.settings.change_count_range)} changes per "
+            f"scenario ({mix}){views}; {self.scenarios:,} scenarios, seed {self.seed}."
         )
 
 
@@ -237,6 +250,22 @@ def add_profile_arguments(
         "use leave and join",
     )
     group.add_argument("--changes", default="1:6", help="changes per scenario, N or LOW:HIGH")
+    group.add_argument(
+        "--zones",
+        default=None,
+        help="zones per group, N or LOW:HIGH (e.g. 2:3), of uneven sizes; each queue's replicas "
+        "in 1 to 3 of them; adds the cross-zone scores, the zone_outage and zone_recovery "
+        "changes and the zone-aware strategies (default: off, no zones)",
+    )
+    group.add_argument(
+        "--weights",
+        default=None,
+        choices=list(WEIGHT_DISTRIBUTIONS),
+        help="queue weights (load, lag): uniform on [0, 1), zipf (rank r weighs "
+        f"1/r^{ZIPF_EXPONENT:g}), or hot (every queue 1, one {HOT_WEIGHT:g}); adds the load "
+        "scores, the load_shift change and the load-aware strategies (default: off, every "
+        "queue alike)",
+    )
     run = parser.add_argument_group("the run")
     run.add_argument("--scenarios", type=int, default=scenarios, help="number of scenarios")
     run.add_argument("--seed", type=int, default=1, help="base seed of the scenarios")
@@ -257,6 +286,33 @@ def add_profile_arguments(
     add_view_arguments(run)
 
 
+def _scenario_settings(namespace: argparse.Namespace) -> ScenarioSettings:
+    """The ScenarioSettings of parsed options; ParameterError names the culprit (a --mix kind
+    that needs --zones or --weights without it, too)."""
+    zones = None if namespace.zones is None else count_or_range("--zones", namespace.zones)
+    weights = namespace.weights
+    mix = change_mix(namespace.mix) if namespace.mix else dict.fromkeys(CHANGE_KINDS, 1.0)
+    if namespace.mix:
+        for kind, weight in mix.items():
+            option = "--zones" if kind in ZONE_KINDS else "--weights"
+            lacking = zones is None if kind in ZONE_KINDS else weights is None
+            if weight and (kind in ZONE_KINDS or kind in WEIGHT_KINDS) and lacking:
+                raise ParameterError(f"--mix: {kind} needs {option}, which is not given")
+    try:
+        return ScenarioSettings(
+            queue_range=count_or_range("--queues", namespace.queues),
+            consumer_range=count_or_range("--consumers", namespace.consumers),
+            change_count_range=count_or_range("--changes", namespace.changes),
+            change_weights=mix,
+            zone_range=zones,
+            weights=weights,
+        )
+    except (TypeError, ValueError) as error:
+        if isinstance(error, ParameterError):
+            raise
+        raise ParameterError(str(error)) from None
+
+
 def profile_from(namespace: argparse.Namespace) -> Profile:
     """The Profile of parsed add_profile_arguments options; ParameterError names the culprit."""
     if not 1 <= namespace.scenarios <= MAX_SCENARIOS:
@@ -266,8 +322,9 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
     if not -(2**63) <= namespace.seed < 2**63:
         raise ParameterError(f"--seed must fit in 64 bits, got {namespace.seed}")
     system = SYSTEM_VERDICTS[namespace.system]
+    settings = _scenario_settings(namespace)
     if namespace.strategies is None:
-        specs = system.candidates()
+        specs = system.candidates(carried=settings.carried_inputs())
     else:
         specs = strategy_specs(namespace.strategies)
         resolved = select(",".join(specs))
@@ -279,18 +336,8 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
             )
     views = namespace.views or system.views
     try:
-        settings = ScenarioSettings(
-            queue_range=count_or_range("--queues", namespace.queues),
-            consumer_range=count_or_range("--consumers", namespace.consumers),
-            change_count_range=count_or_range("--changes", namespace.changes),
-            change_weights=(
-                change_mix(namespace.mix) if namespace.mix else dict.fromkeys(CHANGE_KINDS, 1.0)
-            ),
-        )
         view_settings = view_settings_from(namespace)
     except (TypeError, ValueError) as error:
-        if isinstance(error, ParameterError):
-            raise
         raise ParameterError(str(error)) from None
     out = None
     if namespace.out is not None:

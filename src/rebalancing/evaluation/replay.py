@@ -30,16 +30,28 @@ Stability: on every STABILITY_EVERY-th step, each strategy is applied again to i
 nothing changed, up to STABILITY_BOUND times (a protocol: its session rebalanced again with the
 same group); the row says how many queues moved the first time (`moves_when_unchanged`, which
 must be 0) and after how many rebalances the plan stopped changing (`rebalances_to_fixed_point`).
+Zones and weights: a step that carries them (rebalancing.evaluation.scenarios) passes each
+strategy only those it declares (`Strategy.inputs_for`), in its call and in the stability check
+alike (a client-side rebalance: each consumer's call), and its rows carry the placement scores
+(rebalancing.evaluation.placement_scores, which shares no code with any strategy): the
+cross-zone fraction and its gap to the fewest any balanced plan reaches when the step has
+zones, the load ratio and its gap to the bound, the load kept and the load moved when it has
+weights; None otherwise, and None for a plan that is not exact (an orphan, a duplicate, an
+unknown id, a failure), never a number that would look perfect. A step without them costs
+nothing more.
 Runtime complexity: per step and strategy, the strategy's own cost plus O(|Q| + |C|); on a
-checked step, the strategy's own cost once more (up to STABILITY_BOUND times if it oscillates).
+checked step, the strategy's own cost once more (up to STABILITY_BOUND times if it oscillates);
+with zones, once per step, the fewest cross-zone queues' maximum flow.
 """
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rebalancing.contract import (
@@ -119,6 +131,12 @@ class ScoreRow:
     seconds_to_balance: float | None = None
     queue_seconds_unowned: float | None = None
     queue_seconds_doubly_owned: float | None = None
+    cross_zone_fraction: float | None = None
+    cross_zone_gap: float | None = None
+    load_ratio: float | None = None
+    load_ratio_gap: float | None = None
+    load_kept: float | None = None
+    load_moved: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -250,6 +268,13 @@ class _Runner:
         # the plan in force as the compiled scores read a previous plan; None: not known to
         # them (the reference engine, or a plan they could not read), so the reference scores
         self.owners: Owners | None = None
+        self.inputs: dict[str, Any] = {}  # the step's placement this strategy declares
+
+    def assign(self) -> Callable[..., Any]:
+        """The strategy's `assign`, given the step's placement it declares (`self.inputs`)."""
+        if not self.inputs:
+            return self.strategy.assign
+        return partial(self.strategy.assign, **self.inputs)
 
     def rebalance(
         self, group: _Group, views: _ClientViews | None
@@ -269,7 +294,7 @@ class _Runner:
                     # a consumer's own view of the plan: all its queues can be gone, rightly
                     warnings.simplefilter("ignore", PreviousMismatchWarning)
                     self.outcome = client_side_rebalance(
-                        self.strategy.assign,
+                        self.assign(),
                         group.step.queues,
                         group.step.consumers,
                         views.queues_before,
@@ -278,6 +303,8 @@ class _Runner:
                         views.lags,
                     )
                 result = self.outcome.plan
+            elif self.inputs:
+                result = self.assign()(group.queues, group.consumers, self.previous)
             else:
                 result = self.strategy.assign(group.queues, group.consumers, self.previous)
         except Exception as error:  # the row reports it; one broken strategy stops nothing
@@ -324,11 +351,11 @@ class _Runner:
                 run = self.session.rebalance(group.queues, group.consumers)
                 result, quiet = run.owners, run.steps == 0
             elif type(previous) is CheckedPlan:  # the contract does not look at one
-                result, quiet = self.strategy.assign(group.queues, group.consumers, previous), True
+                result, quiet = self.assign()(group.queues, group.consumers, previous), True
             else:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", PreviousMismatchWarning)
-                    result = self.strategy.assign(group.queues, group.consumers, previous)
+                    result = self.assign()(group.queues, group.consumers, previous)
                 quiet = True
         except Exception:  # the row's stability score says so
             return None, False
@@ -448,7 +475,11 @@ def score_scenario(
             client_views = _ClientViews(before.step.queues, before.step.consumers, lags)
         before = group
         checked_step = (seed + step.index) % stability_every == 0
+        placement = _StepPlacement.of(step, group)
         for name, runner in runners.items():
+            if placement is not None:
+                runner.inputs = runner.strategy.inputs_for(placement.available)
+            plan_before = runner.plan
             previous, previous_plan = runner.previous_reading, runner.previous
             if previous is None and type(previous_plan) is not CheckedPlan:
                 # a plan that failed the check is read now: the strategy may change it in place
@@ -483,6 +514,9 @@ def score_scenario(
             stability: tuple[int | None, int | None] = (None, None)
             if error is None and checked_step:
                 stability = runner.stability(group, plan)
+            placed = _NOT_PLACED
+            if placement is not None and error is None and _exact(scores):
+                placed = placement.scores(plan_before, plan)
             yield ScoreRow(
                 base_seed=scenario.base_seed,
                 scenario=scenario.index,
@@ -514,8 +548,110 @@ def score_scenario(
                 seconds_to_balance=run.seconds_to_balance if run else None,
                 queue_seconds_unowned=run.queue_seconds_unowned if run else None,
                 queue_seconds_doubly_owned=run.queue_seconds_doubly_owned if run else None,
+                cross_zone_fraction=placed.cross_zone_fraction,
+                cross_zone_gap=placed.cross_zone_gap,
+                load_ratio=placed.load_ratio,
+                load_ratio_gap=placed.load_ratio_gap,
+                load_kept=placed.load_kept,
+                load_moved=placed.load_moved,
                 **vars(scores),  # its fields, without the deep copy asdict makes
             )
+
+
+def _exact(scores: Scores) -> bool:
+    """Whether the scored plan gives every queue of the group to one consumer of it."""
+    return not (
+        scores.orphans or scores.duplicates or scores.unknown_queues or scores.unknown_consumers
+    )
+
+
+@dataclass(frozen=True)
+class PlacementScores:
+    """The placement scores of one plan (ScoreRow's fields of the same names; the glossary
+    defines them); None where the step lacks the facts or the plan is not exact."""
+
+    cross_zone_fraction: float | None = None
+    cross_zone_gap: float | None = None
+    load_ratio: float | None = None
+    load_ratio_gap: float | None = None
+    load_kept: float | None = None
+    load_moved: float | None = None
+
+
+_NOT_PLACED = PlacementScores()
+
+
+class _StepPlacement:
+    """One step's zones and weights, and what their scores need once per step (the fewest
+    cross-zone queues, the load ratio's bound, the total load), computed when first asked."""
+
+    def __init__(self, step: Step, group: _Group) -> None:
+        self.step = step
+        self.group = group
+        self.available: dict[str, Any] = {
+            "consumer_zones": step.consumer_zones,
+            "queue_zones": step.queue_zones,
+            "weights": step.weights,
+        }
+        self._per_step: tuple[int | None, float | None, float] | None = None
+
+    @staticmethod
+    def of(step: Step, group: _Group) -> _StepPlacement | None:
+        """The step's placement, None when it has neither zones nor weights."""
+        if step.consumer_zones is None and step.weights is None:
+            return None
+        return _StepPlacement(step, group)
+
+    def per_step(self) -> tuple[int | None, float | None, float]:
+        """(the fewest cross-zone queues of a balanced plan, the load ratio's bound, the total
+        load of the group's queues); None where the step lacks the facts."""
+        if self._per_step is None:
+            from rebalancing.evaluation import placement_scores
+
+            step, queues, consumers = self.step, self.step.queues, self.step.consumers
+            fewest = bound = None
+            total = 0.0
+            if step.consumer_zones is not None and step.queue_zones is not None:
+                fewest = placement_scores.fewest_cross_zone(
+                    queues, consumers, step.consumer_zones, step.queue_zones
+                )
+            if step.weights is not None:
+                bound = placement_scores.load_ratio_bound(queues, consumers, step.weights)
+                weights = step.weights
+                total = math.fsum(weights[queue] for queue in queues)
+            self._per_step = (fewest, bound, total)
+        return self._per_step
+
+    def scores(
+        self, previous: Mapping[Any, list[Any]] | None, plan: dict[Any, list[Any]]
+    ) -> PlacementScores:
+        """The placement scores of an exact `plan`, from `previous` (the plan in force before,
+        None on the first assignment; a previous plan the scores refuse, one holding a queue
+        twice, leaves the scores that read it None)."""
+        from rebalancing.evaluation import placement_scores
+
+        step = self.step
+        fewest, bound, total = self.per_step()
+        found: dict[str, float | None] = {}
+        queue_count = len(step.queues)
+        if fewest is not None and queue_count:
+            crossing = placement_scores.cross_zone_count(
+                plan, step.consumer_zones or {}, step.queue_zones or {}
+            )
+            found["cross_zone_fraction"] = crossing / queue_count
+            found["cross_zone_gap"] = (crossing - fewest) / queue_count
+        if step.weights is not None:
+            ratio = placement_scores.load_ratio(plan, step.weights)
+            found["load_ratio"] = ratio
+            found["load_ratio_gap"] = None if ratio is None or bound is None else ratio - bound
+            if previous is not None:
+                try:
+                    found["load_kept"] = placement_scores.load_kept(previous, plan, step.weights)
+                    moved = placement_scores.load_moved(previous, plan, step.weights)
+                    found["load_moved"] = moved / total if total else None
+                except (TypeError, ValueError):  # a corrupt previous plan: nothing to say
+                    pass
+        return PlacementScores(**found)
 
 
 def _scored_compiled(

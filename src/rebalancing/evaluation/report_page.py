@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate, markdown_table
-from rebalancing.evaluation.glossary import SUMMARY_COLUMNS, VIEW_COLUMNS
+from rebalancing.evaluation.glossary import PLACEMENT_COLUMNS, SUMMARY_COLUMNS, VIEW_COLUMNS
 from rebalancing.evaluation.verdict import (
     Verdict,
     conclusion,
@@ -198,7 +198,7 @@ def glossary_html() -> str:
     rows = "".join(
         f"<tr><td>{html.escape(column.header)}</td><td>{html.escape(column.unit)}</td>"
         f"<td>{html.escape(column.definition())}</td></tr>"
-        for column in (*SUMMARY_COLUMNS, *VIEW_COLUMNS)
+        for column in (*SUMMARY_COLUMNS, *VIEW_COLUMNS, *PLACEMENT_COLUMNS)
     )
     return (
         '<table class="glossary"><thead><tr><th>column</th><th>unit</th><th>definition</th>'

@@ -15,6 +15,37 @@ churn operators meet most, and take several rebalances, each a step of that kind
   then fewer steps than drawn (never fewer than 2) where the next would empty the group;
 - `flapping`: one consumer crashes and rejoins under its id, 2-5 times.
 
+Placement (off by default; ScenarioSettings.zone_range and .weights turn it on; with it off the
+scenarios are exactly what they were, and with it on the membership draws are the same too until
+a placement change kind is drawn: placement is drawn from a random generator of its own, seeded
+from the scenario's seed):
+
+- zones: each scenario has ZONE_NAMES[:k] zones, k drawn uniformly from `zone_range`, of uneven
+  sizes: zone i has a share proportional to a draw uniform in [1, 4), and every consumer (at the
+  start and whenever one joins) is put in a zone drawn by those shares. Each queue's replicas
+  are in 1 to min(REPLICATION_FACTOR, k) zones (the count uniform), drawn by the same shares
+  without replacement. Steps carry `consumer_zones` (every consumer the scenario has had ->
+  its zone) and `queue_zones` (every queue it has had -> frozenset of zones).
+- weights (each queue's load: lag, bytes/s), one of WEIGHT_DISTRIBUTIONS: "uniform", each
+  uniform in [0, 1); "zipf", each queue a rank r uniform among the queues there are (the
+  starting queues a random permutation of 1..|Q|) and the weight 1 / r ** ZIPF_EXPONENT (1.0);
+  "hot", every queue 1 but one, uniformly chosen, HOT_WEIGHT (10) times as heavy (a removed hot
+  queue takes its heat along: the group then has none until a load_shift). Steps carry
+  `weights` (every queue the scenario has had -> its weight).
+- The maps are read-only (MappingProxyType) and hold ids the group no longer has (which the
+  placement rules ignore), so that a step whose placement did not change holds the very same
+  map objects as the step before, as it holds the same queues.
+
+Three change kinds need placement, and are drawn only in scenarios that have it (feasibility,
+`_feasible`, like every other kind's):
+
+- `zone_outage` (zones): every consumer of one zone leaves at once, a zone holding at least one
+  consumer but not all of them; one zone is out at a time, and no one joins it while it is out;
+- `zone_recovery` (zones, while a zone is out): the zone's consumers come back, under their ids;
+- `load_shift` (weights, at least two queues): the membership is unchanged; under "hot" the
+  hot queue moves to another queue, otherwise the lags of a random quarter of the queues (at
+  least one) grow by a factor uniform in [2, 4).
+
 A graceful leave and a crash are the same input to every strategy here: the consumer is gone
 from the next rebalance's group, so a function of (queues, consumers, previous) cannot tell them
 apart, and neither can the SAC session (RabbitMQ removes a cancelled consumer and a dead
@@ -30,7 +61,7 @@ Steps are generated lazily, one at a time. Their queues and consumers are Sorted
 distinct by construction (queue ids from a counter, consumer ids drawn until new), so the
 scoring core takes them without checking them again; a step whose queues did not change holds
 the very same object as the step before.
-Runtime complexity: O(|Q| + |C|) per step.
+Runtime complexity: O(|Q| + |C|) per step (with zones: O((|Q| + |C|) x zones)).
 """
 
 from __future__ import annotations
@@ -40,6 +71,7 @@ import math
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from rebalancing.contract import SortedIds
@@ -57,8 +89,32 @@ CHANGE_KINDS = (
     "rolling_restart",
     "autoscaling",
     "flapping",
+    "zone_outage",
+    "zone_recovery",
+    "load_shift",
 )
 """Every kind of membership change a scenario can contain."""
+
+ZONE_KINDS = frozenset({"zone_outage", "zone_recovery"})
+"""The change kinds that need zones (ScenarioSettings.zone_range)."""
+
+WEIGHT_KINDS = frozenset({"load_shift"})
+"""The change kinds that need weights (ScenarioSettings.weights)."""
+
+WEIGHT_DISTRIBUTIONS = ("uniform", "zipf", "hot")
+"""The distributions queue weights are drawn from (the module docstring says how)."""
+
+ZONE_NAMES = tuple(f"zone-{letter}" for letter in "abcdefghijklmnopqrstuvwxyz")
+"""The zones of a scenario with zones, in order: it has the first k of them."""
+
+REPLICATION_FACTOR = 3
+"""The most zones a queue's replicas are in (Kafka's usual replication factor)."""
+
+ZIPF_EXPONENT = 1.0
+"""The exponent s of the "zipf" weights: the queue of rank r weighs 1 / r ** s."""
+
+HOT_WEIGHT = 10.0
+"""The weight of the hot queue of the "hot" weights, every other queue weighing 1."""
 
 INITIAL = "initial"
 """The kind of step 0: the first assignment, from scratch."""
@@ -82,11 +138,23 @@ class ScenarioSettings:
     change_weights: Mapping[str, float] = field(
         default_factory=lambda: dict.fromkeys(CHANGE_KINDS, 1.0)
     )
+    zone_range: tuple[int, int] | None = None
+    weights: str | None = None
 
     def __post_init__(self) -> None:
         _positive_range("queue_range", self.queue_range)
         _positive_range("consumer_range", self.consumer_range)
         _positive_range("change_count_range", self.change_count_range)
+        if self.zone_range is not None:
+            _positive_range("zone_range", self.zone_range)
+            if self.zone_range[1] > len(ZONE_NAMES):
+                raise ValueError(
+                    f"zone_range allows at most {len(ZONE_NAMES)} zones, got {self.zone_range!r}"
+                )
+        if self.weights is not None and self.weights not in WEIGHT_DISTRIBUTIONS:
+            raise ValueError(
+                f"unknown weights {self.weights!r}; known: {', '.join(WEIGHT_DISTRIBUTIONS)}"
+            )
         for kind, weight in self.change_weights.items():
             if kind not in CHANGE_KINDS:
                 raise ValueError(f"unknown change kind {kind!r}; known: {', '.join(CHANGE_KINDS)}")
@@ -94,13 +162,38 @@ class ScenarioSettings:
                 raise ValueError(f"weight of change kind {kind!r} must be >= 0, got {weight!r}")
         if not any(self.change_weights.values()):
             raise ValueError("change_weights must give at least one change kind a positive weight")
+        possible = [
+            kind for kind, weight in self.change_weights.items() if weight and self.allows(kind)
+        ]
+        if not possible:
+            needed = sorted(kind for kind, weight in self.change_weights.items() if weight)
+            raise ValueError(
+                f"change_weights gives weight only to {', '.join(needed)}, which need "
+                "zones (zone_range) or weights that these settings do not have"
+            )
+
+    def allows(self, kind: str) -> bool:
+        """Whether scenarios of these settings can hold `kind` at all: the zone kinds need
+        zones, load_shift needs weights."""
+        if kind in ZONE_KINDS:
+            return self.zone_range is not None
+        if kind in WEIGHT_KINDS:
+            return self.weights is not None
+        return True
+
+    def carried_inputs(self) -> frozenset[str]:
+        """The strategy inputs (rebalancing.placement.INPUTS) the steps carry."""
+        zones = {"consumer_zones", "queue_zones"} if self.zone_range is not None else set()
+        return frozenset(zones | ({"weights"} if self.weights is not None else set()))
 
 
 @dataclass(frozen=True)
 class Step:
     """The group after one membership change (step 0: the starting group).
 
-    `kind` is the change kind (INITIAL for step 0); the other counts say what changed.
+    `kind` is the change kind (INITIAL for step 0); the other counts say what changed. With
+    placement on (the module docstring), `consumer_zones`, `queue_zones` and `weights` are
+    read-only maps the next step shares when they did not change; None when off.
     """
 
     index: int
@@ -111,6 +204,9 @@ class Step:
     departed: int = 0
     queues_added: int = 0
     queues_removed: int = 0
+    consumer_zones: Mapping[str, str] | None = None
+    queue_zones: Mapping[int, frozenset[str]] | None = None
+    weights: Mapping[int, float] | None = None
 
 
 def scenario_seed(base_seed: int, index: int) -> int:
@@ -129,7 +225,8 @@ class Scenario:
 
     def steps(self) -> Iterator[Step]:
         """The starting group, then the group after each change, one step at a time."""
-        return _Generator(random.Random(scenario_seed(self.base_seed, self.index)), self.settings)()
+        seed = scenario_seed(self.base_seed, self.index)
+        return _Generator(random.Random(seed), self.settings, seed)()
 
 
 def generate_scenarios(
@@ -144,11 +241,17 @@ def generate_scenarios(
 class _Generator:
     """Draws one scenario's steps from its own seeded random generator."""
 
-    def __init__(self, rng: random.Random, settings: ScenarioSettings) -> None:
+    def __init__(
+        self, rng: random.Random, settings: ScenarioSettings, seed: int | None = None
+    ) -> None:
         self.rng = rng
         self.settings = settings
         self.next_queue_id = 0
         self.consumer_ids: set[str] = set()
+        self.placement: _Placement | None = None
+        if settings.zone_range is not None or settings.weights is not None:
+            placement_seed = scenario_seed(seed or 0, -1)  # a stream of its own
+            self.placement = _Placement(random.Random(placement_seed), settings)
 
     def __call__(self) -> Iterator[Step]:
         queues: tuple[int, ...] = tuple(
@@ -161,14 +264,20 @@ class _Generator:
         )
         first = Step(0, INITIAL, _sorted_ids(queues), _sorted_ids(sorted(consumers)))
         queues = first.queues  # the same ids in the same (ascending) order: the same draws
-        yield first
+        yield self.placed(first)
         index = 0
         for _ in range(self.rng.randint(*self.settings.change_count_range)):
-            kind = self.choose_kind(len(queues), len(consumers))
+            kind = self.choose_kind(queues, consumers)
             for step in self.apply(index + 1, kind, queues, consumers):
                 index = step.index
                 queues, consumers = step.queues, step.consumers  # read, never changed
-                yield step
+                yield self.placed(step)
+
+    def placed(self, step: Step) -> Step:
+        """`step` with the placement as it now is (itself when placement is off)."""
+        if self.placement is None:
+            return step
+        return self.placement.attach(step)
 
     def log_uniform(self, bounds: tuple[int, int]) -> int:
         """An int in [low, high], uniform in log scale: skewed towards small groups."""
@@ -179,7 +288,10 @@ class _Generator:
     def new_queues(self, count: int) -> list[int]:
         start = self.next_queue_id
         self.next_queue_id += count
-        return list(range(start, start + count))
+        new = list(range(start, start + count))
+        if self.placement is not None:
+            self.placement.add_queues(new)
+        return new
 
     def new_consumer(self) -> str:
         """A fresh id like RocketMQ's client ids: random, so joiners land anywhere in sort order."""
@@ -187,14 +299,17 @@ class _Generator:
             consumer = f"consumer-{self.rng.getrandbits(32):08x}"
             if consumer not in self.consumer_ids:
                 self.consumer_ids.add(consumer)
+                if self.placement is not None:
+                    self.placement.add_consumer(consumer)
                 return consumer
 
-    def choose_kind(self, queue_count: int, consumer_count: int) -> str:
+    def choose_kind(self, queues: Sequence[int], consumers: Sequence[str]) -> str:
         """A weighted draw among the kinds this group allows (a join when none is allowed)."""
+        placement = self.placement
         feasible = {
             kind: weight
             for kind, weight in self.settings.change_weights.items()
-            if weight > 0 and _feasible(kind, queue_count, consumer_count)
+            if weight > 0 and _feasible(kind, len(queues), len(consumers), placement, consumers)
         }
         if not feasible:
             return "join"
@@ -211,6 +326,8 @@ class _Generator:
             yield from self.autoscaling(index, queues, consumers)
         elif kind == "flapping":
             yield from self.flapping(index, queues, consumers)
+        elif kind in ZONE_KINDS or kind in WEIGHT_KINDS:
+            yield self.placement_change(index, kind, queues, consumers)
         else:
             yield self.one_rebalance(index, kind, queues, consumers)
 
@@ -257,16 +374,15 @@ class _Generator:
                     return
                 gone = set(rng.sample(present, size))
                 present = [consumer for consumer in present if consumer not in gone]
-                counts = {"departed": size}
             else:
                 present = present + [self.new_consumer() for _ in range(size)]
-                counts = {"joined": size}
             yield Step(
                 index + offset,
                 "autoscaling",
                 _sorted_ids(queues),
                 _sorted_ids(sorted(present)),
-                **counts,
+                joined=0 if scale_in else size,
+                departed=size if scale_in else 0,
             )
 
     def flapping(
@@ -279,6 +395,23 @@ class _Generator:
         for cycle in range(self.rng.randint(2, 5)):
             yield Step(index + 2 * cycle, "flapping", same_queues, without, departed=1)
             yield Step(index + 2 * cycle + 1, "flapping", same_queues, present, joined=1)
+
+    def placement_change(
+        self, index: int, kind: str, queues: Sequence[int], consumers: Sequence[str]
+    ) -> Step:
+        """A zone_outage, zone_recovery or load_shift (feasible: `_feasible`)."""
+        assert self.placement is not None  # only drawn with placement on (_feasible)
+        same_queues = _sorted_ids(queues)
+        if kind == "load_shift":
+            self.placement.shift_load(same_queues)
+            return Step(index, kind, same_queues, _changed(consumers, [], [], in_order=True))
+        if kind == "zone_outage":
+            gone = self.placement.zone_outage(consumers, self.rng)
+            present = _changed(consumers, gone, [], in_order=True)
+            return Step(index, kind, same_queues, present, departed=len(gone))
+        back = self.placement.zone_recovery()
+        present = _changed(consumers, [], back, in_order=True)
+        return Step(index, kind, same_queues, present, joined=len(back))
 
     def one_rebalance(
         self, index: int, kind: str, queues: Sequence[int], consumers: Sequence[str]
@@ -344,10 +477,157 @@ def _sorted_ids(ids: Sequence[Any]) -> SortedIds:
     return ids if type(ids) is SortedIds else SortedIds.of_sorted(tuple(ids))
 
 
-def _feasible(kind: str, queue_count: int, consumer_count: int) -> bool:
-    """Whether `kind` can happen without emptying the group."""
+def _feasible(
+    kind: str,
+    queue_count: int,
+    consumer_count: int,
+    placement: _Placement | None = None,
+    consumers: Sequence[str] = (),
+) -> bool:
+    """Whether `kind` can happen without emptying the group (and, for the placement kinds, with
+    the scenario's placement: a zone_outage needs the `consumers` in two zones at least and no
+    zone out, a zone_recovery a zone out, a load_shift weights and two queues)."""
     if kind in ("leave", "crash", "rolling_restart", "flapping"):
         return consumer_count > 1
     if kind == "queues_removed":
         return queue_count > 1
+    if kind in ZONE_KINDS:
+        if placement is None or not placement.zones:
+            return False
+        if kind == "zone_recovery":
+            return placement.zone_out is not None
+        return placement.zone_out is None and placement.zones_with(consumers) > 1
+    if kind in WEIGHT_KINDS:
+        return placement is not None and placement.weights is not None and queue_count > 1
     return True
+
+
+class _Placement:
+    """One scenario's zones and weights (the module docstring), drawn from a generator of their
+    own; `attach` gives a step the maps as they now are, the same objects while unchanged."""
+
+    def __init__(self, rng: random.Random, settings: ScenarioSettings) -> None:
+        self.rng = rng
+        self.distribution = settings.weights
+        self.zones: tuple[str, ...] = ()
+        self.shares: list[float] = []
+        if settings.zone_range is not None:
+            self.zones = ZONE_NAMES[: rng.randint(*settings.zone_range)]
+            self.shares = [rng.uniform(1.0, 4.0) for _ in self.zones]
+        self.consumer_zones: dict[str, str] = {}
+        self.queue_zones: dict[int, frozenset[str]] = {}
+        self.weights: dict[int, float] | None = {} if settings.weights is not None else None
+        self.hot: int | None = None
+        self.zone_out: str | None = None
+        self.out: list[str] = []  # the consumers of the zone that is out
+        # the maps as steps got them, and which of them changed since (by name)
+        self.shown: dict[str, Mapping[Any, Any] | None] = dict.fromkeys(_MAPS)
+        self.changed = set(_MAPS)
+
+    def attach(self, step: Step) -> Step:
+        """`step` with the current maps: a new read-only copy of a map only when it changed."""
+        if self.changed:
+            current: dict[str, Mapping[Any, Any] | None] = {
+                "consumer_zones": self.consumer_zones if self.zones else None,
+                "queue_zones": self.queue_zones if self.zones else None,
+                "weights": self.weights,
+            }
+            for name in self.changed:
+                held = current[name]
+                self.shown[name] = None if held is None else MappingProxyType(dict(held))
+            self.changed = set()
+        return _with_placement(step, **self.shown)
+
+    def zone_drawn(self, among: Sequence[str]) -> str:
+        shares = [self.shares[self.zones.index(zone)] for zone in among]
+        return self.rng.choices(among, weights=shares)[0]
+
+    def add_consumer(self, consumer: str) -> None:
+        if self.zones:
+            open_zones = [zone for zone in self.zones if zone != self.zone_out]
+            self.consumer_zones[consumer] = self.zone_drawn(open_zones)
+            self.changed.add("consumer_zones")
+
+    def add_queues(self, queues: Sequence[int]) -> None:
+        rng = self.rng
+        if self.zones:
+            most = min(REPLICATION_FACTOR, len(self.zones))
+            for queue in queues:
+                left = list(self.zones)
+                held = []
+                for _ in range(rng.randint(1, most)):
+                    zone = self.zone_drawn(left)
+                    left.remove(zone)
+                    held.append(zone)
+                self.queue_zones[queue] = frozenset(held)
+            self.changed.add("queue_zones")
+        if self.weights is not None and queues:
+            if self.distribution == "uniform":
+                self.weights.update((queue, rng.random()) for queue in queues)
+            elif self.distribution == "zipf":
+                if not self.weights:  # the starting queues: a permutation of the ranks
+                    ranks = list(range(1, len(queues) + 1))
+                    rng.shuffle(ranks)
+                else:
+                    had = len(self.weights)
+                    ranks = [rng.randint(1, had + number + 1) for number in range(len(queues))]
+                self.weights.update(
+                    (queue, 1.0 / rank**ZIPF_EXPONENT)
+                    for queue, rank in zip(queues, ranks, strict=True)
+                )
+            else:  # hot
+                starting = not self.weights
+                self.weights.update((queue, 1.0) for queue in queues)
+                if starting:
+                    self.hot = rng.choice(queues)
+                    self.weights[self.hot] = HOT_WEIGHT
+            self.changed.add("weights")
+
+    def zones_with(self, consumers: Sequence[str]) -> int:
+        """How many zones the `consumers` are in."""
+        return len({self.consumer_zones[consumer] for consumer in consumers})
+
+    def zone_outage(self, consumers: Sequence[str], rng: random.Random) -> list[str]:
+        """Every consumer of one zone (among those holding some but not all of `consumers`)."""
+        held = sorted({self.consumer_zones[consumer] for consumer in consumers})
+        self.zone_out = rng.choice(held)
+        self.out = [c for c in consumers if self.consumer_zones[c] == self.zone_out]
+        return self.out
+
+    def zone_recovery(self) -> list[str]:
+        back, self.out, self.zone_out = self.out, [], None
+        return back
+
+    def shift_load(self, queues: Sequence[int]) -> None:
+        """The hot queue moves ("hot"), or the lags of some queues grow."""
+        assert self.weights is not None
+        rng = self.rng
+        if self.distribution == "hot":
+            others = [queue for queue in queues if queue != self.hot]
+            if self.hot is not None:
+                self.weights[self.hot] = 1.0
+            self.hot = rng.choice(others)
+            self.weights[self.hot] = HOT_WEIGHT
+        else:
+            for queue in rng.sample(queues, rng.randint(1, max(1, len(queues) // 4))):
+                self.weights[queue] *= rng.uniform(2.0, 4.0)
+        self.changed.add("weights")
+
+
+_MAPS = ("consumer_zones", "queue_zones", "weights")
+
+
+def _with_placement(step: Step, consumer_zones: Any, queue_zones: Any, weights: Any) -> Step:
+    return Step(
+        step.index,
+        step.kind,
+        step.queues,
+        step.consumers,
+        step.joined,
+        step.departed,
+        step.queues_added,
+        step.queues_removed,
+        consumer_zones,
+        queue_zones,
+        weights,
+    )

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
 from rebalancing.evaluation.glossary import SCORES, Score, format_value
-from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, SYSTEMS, Strategy
+from rebalancing.strategies import STRATEGIES, SYSTEMS, Strategy
+from rebalancing.strategies.registry import default_strategies, runs_on
 
 Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 
@@ -46,6 +47,21 @@ SPEED_RATIO = 2.0
 """A tie on every criterion is broken by time only when one is this many times faster (p99)."""
 
 ANY_SYSTEM = "any"
+
+OUT_ON_SHOWN = 4
+"""The candidates a reason names as set aside on a criterion, the closest first; the others
+are counted."""
+
+TERMINAL_ROWS = 12
+"""The most candidates the terminal's table shows (in ranking order; the others are counted,
+summary.md and the report show them all), so that the verdict stays within about 30 lines
+whatever the number of candidates (zones and weights bring six more)."""
+
+TERMINAL_WIDTH = 120
+"""The widest the terminal's table gets: columns that decide nothing go first (`_fitted`)."""
+
+TERMINAL_DOMINATED = 5
+"""With more dominated candidates than this, the terminal names them without by whom."""
 
 
 @dataclass(frozen=True)
@@ -64,16 +80,20 @@ class System:
     shown: tuple[tuple[str, str], ...]
     views: str = "broker"
 
-    def candidates(self, registry: Mapping[str, Strategy] = STRATEGIES) -> tuple[str, ...]:
-        """The registered strategies that run on this system (the defaults for `any`); those
-        that read zones or weights (`Strategy.uses`) only once the scenarios carry them, as
-        DEFAULT_STRATEGIES leaves them out: without them they repeat plain strategies' rows."""
+    def candidates(
+        self, registry: Mapping[str, Strategy] = STRATEGIES, carried: Collection[str] = ()
+    ) -> tuple[str, ...]:
+        """The registered strategies that run on this system (the defaults for `any`), for
+        scenarios that carry the inputs `carried` (ScenarioSettings.carried_inputs): those
+        that read zones or weights (`Strategy.uses`) only when the scenarios carry them
+        (registry.runs_on), as default_strategies does."""
         if self.name == ANY_SYSTEM:
-            return tuple(name for name in registry if name in DEFAULT_STRATEGIES)
+            defaults = default_strategies(carried)
+            return tuple(name for name in registry if name in defaults)
         return tuple(
             name
             for name, strategy in registry.items()
-            if self.name in (strategy.systems or ()) and not strategy.uses
+            if self.name in (strategy.systems or ()) and runs_on(strategy, carried)
         )
 
     def accepts(self, strategy: Strategy) -> bool:
@@ -109,112 +129,147 @@ _LEASE_SHOWN = (
     _TIME,
 )
 
+_CROSS_ZONE = ("cross_zone_fraction", "mean")
+_LOAD = ("load_ratio", "mean")
+
+
+def _placed(criteria: tuple[str, ...], zones: bool) -> tuple[str, ...]:
+    """`criteria` with the placement scores: the load ratio just before balance (with weights,
+    load is what balance is for), the cross-zone fraction just after it (KIP-881's order:
+    balance, then racks) on the systems whose clients know zones (`zones`). Each counts only
+    when the run's scores have it (glossary Score.needs; `_measured`)."""
+    placed: list[str] = []
+    for metric in criteria:
+        if metric == "balance_degree":
+            placed += ["load_ratio", metric] + (["cross_zone_fraction"] if zones else [])
+        else:
+            placed.append(metric)
+    return tuple(placed)
+
+
+def _shown_placed(shown: tuple[tuple[str, str], ...], zones: bool) -> tuple[tuple[str, str], ...]:
+    """`shown` with the placement columns before the time column (last)."""
+    return (*shown[:-1], *((_CROSS_ZONE,) if zones else ()), _LOAD, shown[-1])
+
+
+_WITHOUT_PLACEMENT: tuple[System, ...] = (
+    System(
+        "kafka-eager",
+        "Kafka, eager rebalance protocol",
+        "every member gives up every partition at each rebalance, so the partitions that "
+        "move cost a handover (state, caches, in-flight work) on top of the pause",
+        ("balance_degree", "queues_paused", "moves", "stickiness"),
+        (*_BASE_SHOWN, ("queues_paused", "mean"), _TIME),
+    ),
+    System(
+        "kafka-cooperative",
+        "Kafka, cooperative rebalance protocol (KIP-429)",
+        "only the partitions that move are revoked and paused, for a second rebalance: "
+        "moves are the pauses",
+        ("balance_degree", "moves", "stickiness"),
+        (*_BASE_SHOWN, _TIME),
+    ),
+    System(
+        "rocketmq-client",
+        "RocketMQ, client-side rebalancing",
+        "each consumer plans from its own view of the group, so only plans that ignore the "
+        "previous one qualify, and views that disagree leave queues unread or read twice",
+        (
+            "balance_degree",
+            "queue_periods_unread",
+            "queue_periods_read_twice",
+            "moves",
+            "stickiness",
+        ),
+        (
+            *_BASE_SHOWN,
+            ("queue_periods_unread", "mean"),
+            ("queue_periods_read_twice", "mean"),
+            _TIME,
+        ),
+        views="client",
+    ),
+    System(
+        "rocketmq-broker",
+        "RocketMQ, broker-side rebalancing",
+        "the broker plans with the previous plan in hand, so moved queues are the cost",
+        ("balance_degree", "moves", "stickiness"),
+        (*_BASE_SHOWN, _TIME),
+    ),
+    System(
+        "rabbitmq-sac",
+        "RabbitMQ single active consumer",
+        "the group settles by releases; each released queue is paused for a hand-over "
+        "and the protocol must settle",
+        (
+            "converged",
+            "balance_degree",
+            "queues_paused",
+            "releases",
+            "seconds_to_balance",
+            "moves",
+            "stickiness",
+        ),
+        (
+            *_BASE_SHOWN,
+            ("queues_paused", "mean"),
+            ("releases", "mean"),
+            ("rounds", "p99"),
+            ("seconds_to_balance", "p95"),
+            ("converged", "mean"),
+            _TIME,
+        ),
+    ),
+    System(
+        "pulsar-failover",
+        "Apache Pulsar, Failover subscription on a partitioned topic",
+        "the broker picks each partition's active consumer by its own rule (priority "
+        "level, then name), so the choice is the consumers' names and levels; a partition "
+        "whose active consumer changes is paused while the old one steps down",
+        ("balance_degree", "queues_paused", "moves", "stickiness"),
+        (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
+    ),
+    System(
+        "azure-event-hubs",
+        "Azure Event Hubs, event processor load balancing",
+        "every processor claims or steals partitions on its own 10 s cycle, so the group "
+        "takes seconds to minutes to settle: queues wait unowned until claimed, and a "
+        "stolen one is processed twice until its old owner's next cycle",
+        _LEASE_CRITERIA,
+        _LEASE_SHOWN,
+    ),
+    System(
+        "aws-kcl",
+        "AWS Kinesis Client Library 2.x, lease taking",
+        "every worker's lease taker takes expired leases and steals one at a time on its "
+        "own 20 s run, so the group takes seconds to minutes to settle: a departed worker's "
+        "shards wait until its leases expire, and a stolen one is processed twice until its "
+        "old owner's next renewal",
+        _LEASE_CRITERIA,
+        _LEASE_SHOWN,
+    ),
+    System(
+        ANY_SYSTEM,
+        "any system (every default strategy)",
+        "balance, then queues paused, moves and stickiness",
+        ("balance_degree", "queues_paused", "moves", "stickiness"),
+        (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
+    ),
+)
+
+_ZONE_AWARE_SYSTEMS = frozenset(
+    {"kafka-eager", "kafka-cooperative", "rocketmq-client", "rocketmq-broker", ANY_SYSTEM}
+)
+"""The systems whose clients know zones (Kafka's client.rack, KIP-881; RocketMQ's machine
+rooms), where the cross-zone fraction decides."""
+
 SYSTEM_VERDICTS: dict[str, System] = {
-    system.name: system
-    for system in (
-        System(
-            "kafka-eager",
-            "Kafka, eager rebalance protocol",
-            "every member gives up every partition at each rebalance, so the partitions that "
-            "move cost a handover (state, caches, in-flight work) on top of the pause",
-            ("balance_degree", "queues_paused", "moves", "stickiness"),
-            (*_BASE_SHOWN, ("queues_paused", "mean"), _TIME),
-        ),
-        System(
-            "kafka-cooperative",
-            "Kafka, cooperative rebalance protocol (KIP-429)",
-            "only the partitions that move are revoked and paused, for a second rebalance: "
-            "moves are the pauses",
-            ("balance_degree", "moves", "stickiness"),
-            (*_BASE_SHOWN, _TIME),
-        ),
-        System(
-            "rocketmq-client",
-            "RocketMQ, client-side rebalancing",
-            "each consumer plans from its own view of the group, so only plans that ignore the "
-            "previous one qualify, and views that disagree leave queues unread or read twice",
-            (
-                "balance_degree",
-                "queue_periods_unread",
-                "queue_periods_read_twice",
-                "moves",
-                "stickiness",
-            ),
-            (
-                *_BASE_SHOWN,
-                ("queue_periods_unread", "mean"),
-                ("queue_periods_read_twice", "mean"),
-                _TIME,
-            ),
-            views="client",
-        ),
-        System(
-            "rocketmq-broker",
-            "RocketMQ, broker-side rebalancing",
-            "the broker plans with the previous plan in hand, so moved queues are the cost",
-            ("balance_degree", "moves", "stickiness"),
-            (*_BASE_SHOWN, _TIME),
-        ),
-        System(
-            "rabbitmq-sac",
-            "RabbitMQ single active consumer",
-            "the group settles by releases; each released queue is paused for a hand-over "
-            "and the protocol must settle",
-            (
-                "converged",
-                "balance_degree",
-                "queues_paused",
-                "releases",
-                "seconds_to_balance",
-                "moves",
-                "stickiness",
-            ),
-            (
-                *_BASE_SHOWN,
-                ("queues_paused", "mean"),
-                ("releases", "mean"),
-                ("rounds", "p99"),
-                ("seconds_to_balance", "p95"),
-                ("converged", "mean"),
-                _TIME,
-            ),
-        ),
-        System(
-            "pulsar-failover",
-            "Apache Pulsar, Failover subscription on a partitioned topic",
-            "the broker picks each partition's active consumer by its own rule (priority "
-            "level, then name), so the choice is the consumers' names and levels; a partition "
-            "whose active consumer changes is paused while the old one steps down",
-            ("balance_degree", "queues_paused", "moves", "stickiness"),
-            (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
-        ),
-        System(
-            "azure-event-hubs",
-            "Azure Event Hubs, event processor load balancing",
-            "every processor claims or steals partitions on its own 10 s cycle, so the group "
-            "takes seconds to minutes to settle: queues wait unowned until claimed, and a "
-            "stolen one is processed twice until its old owner's next cycle",
-            _LEASE_CRITERIA,
-            _LEASE_SHOWN,
-        ),
-        System(
-            "aws-kcl",
-            "AWS Kinesis Client Library 2.x, lease taking",
-            "every worker's lease taker takes expired leases and steals one at a time on its "
-            "own 20 s run, so the group takes seconds to minutes to settle: a departed worker's "
-            "shards wait until its leases expire, and a stolen one is processed twice until its "
-            "old owner's next renewal",
-            _LEASE_CRITERIA,
-            _LEASE_SHOWN,
-        ),
-        System(
-            ANY_SYSTEM,
-            "any system (every default strategy)",
-            "balance, then queues paused, moves and stickiness",
-            ("balance_degree", "queues_paused", "moves", "stickiness"),
-            (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
-        ),
+    system.name: replace(
+        system,
+        criteria=_placed(system.criteria, system.name in _ZONE_AWARE_SYSTEMS),
+        shown=_shown_placed(system.shown, system.name in _ZONE_AWARE_SYSTEMS),
     )
+    for system in _WITHOUT_PLACEMENT
 }
 """The verdict's view of each system (SYSTEMS of the registry, and `any`)."""
 
@@ -292,6 +347,22 @@ def _broken(metrics: Mapping[str, Aggregate]) -> str | None:
     return ", ".join(problems) or None
 
 
+def _measured(system: System, overall: Mapping[str, Mapping[str, Aggregate]]) -> System:
+    """`system` without the criteria and columns of scores that need zones or weights
+    (glossary Score.needs) when no candidate has a value of them: the scenarios had none."""
+
+    def measured(metric: str) -> bool:
+        return SCORES[metric].needs is None or any(
+            metrics[metric].count for metrics in overall.values() if metric in metrics
+        )
+
+    return replace(
+        system,
+        criteria=tuple(metric for metric in system.criteria if measured(metric)),
+        shown=tuple(shown for shown in system.shown if measured(shown[0])),
+    )
+
+
 def decide(summary: Summary, system: System, candidates: Sequence[str] | None = None) -> Verdict:
     """The verdict on `summary` for `system`, among `candidates` (default: every strategy of the
     summary that the system accepts, as the registry says; names it does not know count as
@@ -306,6 +377,7 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
     missing = tuple(name for name in (candidates or ()) if name not in scored)
     not_candidates = tuple(name for name in scored if name not in chosen)
     overall = {name: summary[(name, ALL_CHANGES)] for name in chosen}
+    system = _measured(system, overall)
     table = {
         name: {shown: getattr(overall[name][shown[0]], shown[1]) for shown in system.shown}
         for name in chosen
@@ -398,9 +470,12 @@ def _recommend(
 def _out_on(
     score: Score, best: str, dropped: list[str], overall: Mapping[str, Mapping[str, Aggregate]]
 ) -> str:
-    """Which candidates a criterion set aside, with their means against the best one's."""
-    values = ", ".join(
-        f"{name} {_value(overall[name][score.metric].mean, score)}" for name in dropped
+    """Which candidates a criterion set aside, with their means against the best one's (the
+    closest OUT_ON_SHOWN of them, best first, and how many more)."""
+    closest = sorted(dropped, key=lambda name: _sort_key(overall[name][score.metric], score))
+    values = _first_few(
+        [f"{name} {_value(overall[name][score.metric].mean, score)}" for name in closest],
+        OUT_ON_SHOWN,
     )
     return (
         f"Out on {score.label} ({score.better} is better; the best "
@@ -635,6 +710,8 @@ def how_to_run(system: str, strategy: str) -> str | None:
 def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
     """The verdict for a terminal: at most about 30 lines, the conclusion last."""
     headers, rows = table(verdict)
+    rows, hidden = rows[:TERMINAL_ROWS], rows[TERMINAL_ROWS:]
+    headers, rows = _fitted(verdict, headers, rows)
     widths = [max(len(row[index]) for row in [headers, *rows]) for index in range(len(headers))]
     lines = [
         f"Which strategy for this group on {verdict.system.title}?",
@@ -653,6 +730,8 @@ def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
                 for index, (cell, w) in enumerate(zip(row, widths, strict=True))
             ).rstrip()
         )
+    if hidden:
+        lines.append(f"... and {len(hidden)} more, ranked lower (every one: summary.md)")
     lines.append("")
     lines += standing_lines(verdict, width)
     lines.append(_wrap(conclusion(verdict), width))
@@ -660,6 +739,29 @@ def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
     if how:
         lines.append(_wrap(how, width))
     return "\n".join(lines)
+
+
+def _fitted(
+    verdict: Verdict, headers: list[str], rows: list[list[str]]
+) -> tuple[list[str], list[list[str]]]:
+    """The table without its widest columns that decide nothing (no criterion), one by one,
+    until it fits in TERMINAL_WIDTH (zones and weights add two columns)."""
+    shown = [None, *verdict.system.shown, None]  # the strategy and standing columns: kept
+    while True:
+        widths = [max(len(row[index]) for row in [headers, *rows]) for index in range(len(headers))]
+        if sum(widths) + 2 * (len(widths) - 1) <= TERMINAL_WIDTH:
+            return headers, rows
+        droppable = [
+            index
+            for index, column in enumerate(shown)
+            if column is not None and column[0] not in verdict.system.criteria
+        ]
+        if not droppable:
+            return headers, rows
+        widest = max(droppable, key=lambda index: widths[index])
+        del shown[widest]
+        headers = [cell for index, cell in enumerate(headers) if index != widest]
+        rows = [[cell for index, cell in enumerate(row) if index != widest] for row in rows]
 
 
 def how_line(verdict: Verdict) -> str | None:
@@ -679,6 +781,9 @@ def standing_lines(verdict: Verdict, width: int) -> list[str]:
             for name in order
             if name in verdict.dominated
         )
+        if width and len(verdict.dominated) > TERMINAL_DOMINATED:  # a terminal: names only
+            names = [name for name in order if name in verdict.dominated]
+            dominated = f"{', '.join(names)} (by whom: summary.md)"
         lines.append(
             _wrap(f"Dominated (worse or level on every deciding score): {dominated}.", width)
         )

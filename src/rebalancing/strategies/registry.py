@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
@@ -383,23 +383,38 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
     ),
 )
 
-DEFAULT_STRATEGIES: tuple[str, ...] = tuple(
-    name
-    for name, strategy in STRATEGIES.items()
-    if name
-    not in ("sac_spec", "pulsar_failover", "event_hubs_balanced", "event_hubs_greedy", "kcl")
-    and not strategy.uses
-)
-"""What the command lines score when not told: all but `sac_spec`, which under the round
+_NOT_BY_DEFAULT = ("sac_spec", "pulsar_failover", "event_hubs_balanced", "event_hubs_greedy", "kcl")
+
+
+def runs_on(strategy: Strategy, carried: Collection[str]) -> bool:
+    """Whether the scenarios of a run, carrying the inputs `carried` (names of INPUTS), give
+    `strategy` every input it reads, capacities aside (none is drawn, and without them every
+    consumer's capacity is 1, which is what they then mean). A strategy that reads zones or
+    weights the scenarios do not carry is a plain strategy again (rack_aware_range is range,
+    lag_greedy deals queues round the consumers), so it would only repeat others' rows."""
+    return strategy.uses - {"capacities"} <= set(carried)
+
+
+def default_strategies(carried: Collection[str] = ()) -> tuple[str, ...]:
+    """What the command lines score when not told, for scenarios carrying the inputs `carried`:
+    DEFAULT_STRATEGIES, and the strategies reading zones or weights that `runs_on` them."""
+    return tuple(
+        name
+        for name, strategy in STRATEGIES.items()
+        if name not in _NOT_BY_DEFAULT and runs_on(strategy, carried)
+    )
+
+
+DEFAULT_STRATEGIES: tuple[str, ...] = default_strategies()
+"""What the command lines score when not told and the scenarios carry neither zones nor
+weights: all but `sac_spec`, which under the round
 schedule always equals `sac` (releases go in start-id order and are re-checked after each one,
 which reproduces the id tie-break), so it would only double the most expensive strategy's cost;
 and `pulsar_failover`, whose plan is round_robin's and which only Pulsar runs (`--system
 pulsar-failover` scores it, as does naming it); the Event Hubs and KCL protocols likewise
 (`--system azure-event-hubs`, `--system aws-kcl`), which only their systems run, and whose
 simulated cycles cost far more than a plan; and the strategies that read zones or weights
-(`uses`), until the scenarios carry them: without them each one is a plain strategy again
-(rack_aware_range is range, lag_greedy deals queues round the consumers), which would only repeat
-others' rows."""
+(`uses`), which `default_strategies` adds when the scenarios carry them (`runs_on`)."""
 
 
 def resolve(name: str) -> Strategy:
