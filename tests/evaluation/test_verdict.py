@@ -137,7 +137,7 @@ def test_a_candidate_with_broken_plans_is_set_aside_and_named() -> None:
     assert verdict.recommended == ("sticky",)
     assert "orphans" in verdict.broken["mine"]
     text = render_text(verdict, "p")
-    assert "Set aside, their plans were broken: mine: orphans" in text
+    assert "Set aside, a score that must be 0 was not: mine: orphans" in text
 
 
 def test_a_tie_is_broken_by_time_only_when_one_is_at_least_twice_as_fast() -> None:
@@ -249,11 +249,12 @@ def test_pulsar_failover_is_a_system_whose_candidate_is_its_own_rule() -> None:
     assert verdict.reason.startswith("pulsar_failover: paused 20")
 
 
-def test_the_choosing_page_covers_every_system() -> None:
+def test_the_choosing_page_covers_every_system(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
     from pathlib import Path
 
     script = Path(__file__).parents[2] / "benchmarks" / "choosing_a_strategy.py"
+    monkeypatch.syspath_prepend(str(script.parent))  # as when run: its folder's shared.py
     spec = importlib.util.spec_from_file_location("choosing_a_strategy", script)
     assert spec is not None
     assert spec.loader is not None
@@ -390,3 +391,32 @@ def test_the_terminal_verdict_with_zones_and_weights_is_short_too() -> None:
     assert all(len(line) <= 120 for line in lines), max(lines, key=len)
     assert "cross-zone" in lines[4]
     assert "load ratio" in lines[4]
+
+
+def test_with_weights_the_balance_of_counts_decides_nothing_but_stays_shown() -> None:
+    # level on load, weighted_sticky keeps far more; lag_greedy's counts are the more even:
+    # with weights, equal counts of unequal queues are not the goal, so moves decide
+    summary = summary_of(
+        lag_greedy=metrics(
+            load_ratio=spread_around(2.10, 0.5),
+            balance_degree=spread_around(2.1, 0.5),
+            moves=spread_around(25.8, 5.0),
+        ),
+        weighted_sticky=metrics(
+            load_ratio=spread_around(2.12, 0.5),
+            balance_degree=spread_around(3.9, 0.5),
+            moves=spread_around(8.4, 3.0),
+        ),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["kafka-eager"], ["lag_greedy", "weighted_sticky"])
+    assert "balance_degree" not in verdict.system.criteria
+    assert ("balance_degree", "mean") in verdict.system.shown
+    assert verdict.recommended == ("weighted_sticky",)
+    without_weights = summary_of(
+        lag_greedy=metrics(balance_degree=spread_around(2.1, 0.5), moves=spread_around(25.8, 5)),
+        weighted_sticky=metrics(balance_degree=spread_around(3.9, 0.5), moves=spread_around(8, 3)),
+    )
+    verdict = decide(
+        without_weights, SYSTEM_VERDICTS["kafka-eager"], ["lag_greedy", "weighted_sticky"]
+    )
+    assert "balance_degree" in verdict.system.criteria

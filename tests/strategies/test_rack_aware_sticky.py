@@ -88,3 +88,20 @@ def test_balance_comes_before_rack_matching() -> None:
     plan = assign(queues, ["x", "y"], None, consumer_zones={"x": "a", "y": "b"}, queue_zones=zones)
     assert sorted(map(len, plan.values())) == [2, 2]
     assert "q3" in plan["y"]
+
+
+def test_like_kafka_a_partition_read_outside_its_racks_is_released_even_when_nothing_changed() -> (
+    None
+):
+    # Kafka's assignOwnedPartitions keeps only owned partitions whose racks match the member's,
+    # and assignRoundRobin gives the rest by count: partition 3 (replicas in z0 only, where no
+    # member runs) sits with c2 after the first plan, and goes to c1 (no rack, at min quota,
+    # first in order) the next time, with the same group; then the plan is its own fixed point.
+    zones = {"c0": "z2", "c1": None, "c2": "z1"}
+    replicas = {0: ["z0", "z1", "z2"], 1: ["z0"], 2: ["z0", "z1", "z2"], 3: ["z0"], 4: ["z2"]}
+    consumers = ["c0", "c1", "c2"]
+    first = assign(range(5), consumers, consumer_zones=zones, queue_zones=replicas)
+    assert first == {"c0": [2, 4], "c1": [1], "c2": [0, 3]}
+    again = assign(range(5), consumers, first, consumer_zones=zones, queue_zones=replicas)
+    assert again == {"c0": [2, 4], "c1": [1, 3], "c2": [0]}
+    assert assign(range(5), consumers, again, consumer_zones=zones, queue_zones=replicas) == again

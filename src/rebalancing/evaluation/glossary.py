@@ -36,6 +36,7 @@ class Score:
     integral: bool = False
     percent: bool = False
     needs: str | None = None  # "zones" or "weights": null in the rows of steps without them
+    superseded_by: str | None = None  # a score that decides instead, when the run measured it
 
 
 SCORES: dict[str, Score] = {
@@ -49,6 +50,8 @@ SCORES: dict[str, Score] = {
             "divide evenly, about 0.5 otherwise",
             "queues",
             "lower",
+            # with weights, equal counts are not the goal, equal loads are: counts stay shown
+            superseded_by="load_ratio",
         ),
         Score(
             "spread", "spread", "most queues of a consumer minus fewest", "queues", "lower", True

@@ -6,6 +6,8 @@ How it decides (the same for every system, only the criteria differ):
 - A candidate whose plans were ever broken (a failure, an orphan, a duplicate, an unknown id) or
   unstable (queues moved when it was applied again with nothing changed) is set aside and named:
   every score the glossary says must be 0.
+- With weights, the load ratio decides where the balance of queue counts would (the glossary's
+  `superseded_by`): equal counts of unequal queues are not what a group wants.
 - Two candidates are compared on a criterion by their means over every rebalance (the summary's
   "all" rows) with a 95% confidence interval of the difference, from the standard deviations and
   counts (Welch's interval, normal quantile 1.96); means within 10% of the larger one are level
@@ -349,16 +351,23 @@ def _broken(metrics: Mapping[str, Aggregate]) -> str | None:
 
 def _measured(system: System, overall: Mapping[str, Mapping[str, Aggregate]]) -> System:
     """`system` without the criteria and columns of scores that need zones or weights
-    (glossary Score.needs) when no candidate has a value of them: the scenarios had none."""
+    (glossary Score.needs) when no candidate has a value of them: the scenarios had none; and
+    without the criteria another measured score supersedes (Score.superseded_by: with weights,
+    the load ratio decides where the balance of counts would), their columns still shown."""
 
     def measured(metric: str) -> bool:
         return SCORES[metric].needs is None or any(
             metrics[metric].count for metrics in overall.values() if metric in metrics
         )
 
+    def deciding(metric: str) -> bool:
+        successor = SCORES[metric].superseded_by
+        superseded = successor is not None and successor in system.criteria and measured(successor)
+        return measured(metric) and not superseded
+
     return replace(
         system,
-        criteria=tuple(metric for metric in system.criteria if measured(metric)),
+        criteria=tuple(metric for metric in system.criteria if deciding(metric)),
         shown=tuple(shown for shown in system.shown if measured(shown[0])),
     )
 
@@ -789,7 +798,7 @@ def standing_lines(verdict: Verdict, width: int) -> list[str]:
         )
     if verdict.broken:
         broken = "; ".join(f"{name}: {why}" for name, why in verdict.broken.items())
-        lines.append(_wrap(f"Set aside, their plans were broken: {broken}.", width))
+        lines.append(_wrap(f"Set aside, a score that must be 0 was not: {broken}.", width))
     if verdict.not_candidates:
         lines.append(
             _wrap(

@@ -27,7 +27,10 @@ replicas in the same zones (Kafka's useRackAwareAssignment).
 
 Counts differ by at most one; where balance allows, queues are read in their zone; then as
 many previous pairs as those allow are kept (Kafka's stickiness is not the optimum that
-`sticky` reaches: it keeps previous queues in order, not the best choice of them).
+`sticky` reaches: it keeps previous queues in order, not the best choice of them). Like Kafka's,
+the plan is not always its own fixed point: a queue balance put outside its zones is released
+at the next rebalance, changed or not, and dealt again by count (the harness's stability check
+sees it; one rebalance later the plan settles).
 Runtime complexity: O(|Q| log |Q| + |C| log |C|) without zones; with them, step 2 scans the
 consumers under min for each free queue: O(|Q| x |C|) at most.
 """

@@ -347,6 +347,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         machine_room.Nearby(lag_greedy.assign),
         "RocketMQ AllocateMachineRoomNearby around lag_greedy: zones first, then load",
         client_side=True,
+        systems=_ROCKETMQ,
         uses=_ZONES | _LOADS,
         promises=frozenset({"zone_matching"}),
     ),
