@@ -1,6 +1,7 @@
 """Write docs/choosing-a-strategy.md: for each system, the verdict of `rebalancing compare` on
-three typical groups (a small group with rolling restarts, a large group with autoscaling, a
-group whose consumers crash often), each with the command that regenerates it.
+four typical groups (a small group with rolling restarts, a large group with autoscaling, a
+group whose consumers crash often, a group across zones with skewed load), each with the
+command that regenerates it.
 
     python benchmarks/choosing_a_strategy.py [--scenarios-scale 1.0] [--out PAGE]
 
@@ -51,6 +52,24 @@ GROUPS: tuple[tuple[str, str, list[str]], ...] = (
         "A group whose consumers crash often",
         ["--queues", "256", "--consumers", "8:32", "--mix", "crash=3,flapping=2,join=1"],
     ),
+    (
+        "zones-and-load",
+        "A group across zones with skewed load",
+        [
+            "--queues",
+            "128",
+            "--consumers",
+            "6:24",
+            "--zones",
+            "2:3",
+            "--weights",
+            "zipf",
+            "--mix",
+            "zone_outage=1,zone_recovery=1,load_shift=2,rolling_restart=1,crash=1",
+            "--scenarios",
+            "300",
+        ],
+    ),
 )
 """Each group: an anchor, a title and its `rebalancing compare` options (1,000 scenarios unless
 it says otherwise)."""
@@ -71,12 +90,13 @@ INTRODUCTION = """\
 `rebalancing compare` answers "which strategy for my group?" for the system the group runs on:
 it scores that system's candidates on scenarios drawn from the group's description and prints a
 verdict (see [Choose a strategy for your group](tutorials/compare.md) and
-[Scores](reference/scores.md)). Below are its verdicts on three typical groups per system. Run
+[Scores](reference/scores.md)). Below are its verdicts on four typical groups per system. Run
 the command under a verdict to reproduce it, or change the options to describe your own group:
 sizes and churn change the answer.
 
 How a verdict is read: the first row is the recommendation; candidates are compared on the
-system's deciding scores in order (balance first, then what the system pays for), with 95%
+system's deciding scores in order (load, where queues have weights, or else balance; zones,
+where members have them; then what the system pays for), with 95%
 intervals of the difference of means, and means within 10% of each other are level; "dominated"
 means another candidate is better on one deciding score and worse on none. A tie is stated as a
 tie.
