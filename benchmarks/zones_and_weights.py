@@ -408,7 +408,7 @@ def page(
         command = "rebalancing compare " + shlex.join(arguments(setting, scenarios)) + " --table"
         sections += [
             "",
-            f"## {setting.title}",
+            f"### {setting.title}",
             "",
             f"`{command}` ({seconds[setting.name]:.0f} s here)",
             "",
