@@ -359,7 +359,12 @@ def test_without_zones_and_weights_the_verdict_is_what_it_was() -> None:
         round_robin=metrics(moves=spread_around(40.0, 10.0)),
     )
     verdict = decide(summary, SYSTEM_VERDICTS["kafka-cooperative"])
-    assert verdict.system.criteria == ("balance_degree", "moves", "stickiness")
+    assert verdict.system.criteria == (
+        "balance_degree",
+        "moves",
+        "stickiness",
+        "moves_when_unchanged",
+    )
     needing = {metric for metric, score in SCORES.items() if score.needs}
     assert needing == {
         "cross_zone_fraction",
@@ -420,3 +425,22 @@ def test_with_weights_the_balance_of_counts_decides_nothing_but_stays_shown() ->
         without_weights, SYSTEM_VERDICTS["kafka-eager"], ["lag_greedy", "weighted_sticky"]
     )
     assert "balance_degree" in verdict.system.criteria
+
+
+def test_moves_when_nothing_changed_are_a_cost_and_no_fixed_point_sets_aside() -> None:
+    settles = metrics(
+        moves_when_unchanged=spread_around(0.07, 0.5),
+        rebalances_to_fixed_point=Aggregate(10_000, 0.03, 0.2, 0, 0, 0, 0, 0, 1, 1),
+    )
+    steady = metrics(moves_when_unchanged=exactly(0), rebalances_to_fixed_point=exactly(0))
+    verdict = decide(summary_of(settles=settles, steady=steady), SYSTEM_VERDICTS["kafka-eager"])
+    assert verdict.broken == {}
+    assert verdict.recommended == ("steady",)  # level on everything else
+    assert verdict.system.criteria[-1] == "moves_when_unchanged"
+    oscillates = metrics(
+        moves_when_unchanged=spread_around(3.0, 0.5),
+        rebalances_to_fixed_point=Aggregate(10_000, 0.1, 0.3, 0, 0, 0, 0, 0, 1, 4),
+    )
+    verdict = decide(summary_of(oscillates=oscillates, steady=steady), SYSTEM_VERDICTS["any"])
+    assert "rebalances to fixed point 4" in verdict.broken["oscillates"]
+    assert verdict.recommended == ("steady",)

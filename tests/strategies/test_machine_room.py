@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rebalancing.strategies import STRATEGIES, averagely, lag_greedy, sticky
 from rebalancing.strategies.machine_room import ByMachineRoom, Nearby
@@ -120,3 +122,38 @@ def test_by_machine_room_reads_by_default_the_rooms_where_the_group_has_consumer
 def test_by_machine_room_refuses_a_single_room_given_as_a_string() -> None:
     with pytest.raises(TypeError, match="rooms must be a collection"):
         ByMachineRoom(rooms="room1")  # type: ignore[arg-type]
+
+
+def test_a_queue_near_several_rooms_goes_to_the_least_loaded_so_rooms_do_not_stack() -> None:
+    # planned per set of rooms, a1 got all three (each set's plan gave its first consumer one)
+    zones = {"a1": "a", "a2": "a", "b1": "b", "c1": "c"}
+    replicas = {"q0": ["a"], "q1": ["a", "b"], "q2": ["a", "c"]}
+    facts = {"consumer_zones": zones, "queue_zones": replicas}
+    expected = {"a1": ["q0"], "a2": [], "b1": ["q1"], "c1": ["q2"]}
+    assert nearby(list(replicas), list(zones), **facts) == expected
+    weights = dict.fromkeys(replicas, 1.0)
+    nearby_lag = STRATEGIES["machine_room_nearby_lag"]
+    assert nearby_lag(list(replicas), list(zones), None, **facts, weights=weights) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    consumers_per_room=st.lists(st.integers(1, 4), min_size=3, max_size=3),
+    replica_rooms=st.lists(
+        st.lists(st.sampled_from("abc"), min_size=1, max_size=2, unique=True), max_size=40
+    ),
+)
+def test_every_room_is_balanced_when_no_queue_is_near_every_room(
+    consumers_per_room: list[int], replica_rooms: list[list[str]]
+) -> None:
+    zones = {
+        f"{room}{number}": room
+        for room, count in zip("abc", consumers_per_room, strict=True)
+        for number in range(count)
+    }
+    replicas = dict(enumerate(replica_rooms))
+    plan = nearby(list(replicas), list(zones), consumer_zones=zones, queue_zones=replicas)
+    for room in "abc":
+        counts = [len(owned) for consumer, owned in plan.items() if zones[consumer] == room]
+        assert max(counts) - min(counts) <= 1, (room, plan)
+    assert all(zones[consumer] in replicas[queue] for consumer in plan for queue in plan[consumer])

@@ -25,8 +25,9 @@ Better = Literal["lower", "higher", "zero"]
 @dataclass(frozen=True)
 class Score:
     """One score: its row column, a short label, its definition, unit and which way is better
-    ("zero": it must be 0, anything else is a broken plan). `percent` scores are fractions
-    (0 to 1) shown as percentages; `integral` ones are counts."""
+    ("zero": it must be 0, anything else is a broken plan; `broken_at`: a value that high is
+    one). `percent` scores are fractions (0 to 1) shown as percentages; `integral` ones are
+    counts."""
 
     metric: str
     label: str
@@ -37,6 +38,7 @@ class Score:
     percent: bool = False
     needs: str | None = None  # "zones" or "weights": null in the rows of steps without them
     superseded_by: str | None = None  # a score that decides instead, when the run measured it
+    broken_at: float | None = None  # a value this high in any rebalance is a broken plan
 
 
 SCORES: dict[str, Score] = {
@@ -215,10 +217,10 @@ SCORES: dict[str, Score] = {
             "moves_when_unchanged",
             "moves when unchanged",
             "queues that move when the strategy is applied again to its own plan with nothing "
-            "changed (a protocol: its group rebalanced again); a strategy that moves any "
-            "oscillates (must be 0)",
+            "changed (a protocol: its group rebalanced again): 0 when its plan is its own "
+            "fixed point; each one a hand-over in a rebalance that had nothing to change",
             "queues",
-            "zero",
+            "lower",
             True,
         ),
         Score(
@@ -226,10 +228,12 @@ SCORES: dict[str, Score] = {
             "rebalances to fixed point",
             "rebalances with nothing changed that still change the plan (or take a protocol "
             "step) before one does not: 0 when the plan is its own fixed point, the check's "
-            "bound (4) when none within it reaches one",
+            "bound (4) when none within it reaches one: the strategy oscillates, and the "
+            "verdict sets it aside",
             "rebalances",
             "lower",
             True,
+            broken_at=4,  # replay.STABILITY_BOUND (a test holds them equal)
         ),
         Score(
             "claims",

@@ -4,8 +4,10 @@ recommendation with its reason, built from the measured numbers.
 
 How it decides (the same for every system, only the criteria differ):
 - A candidate whose plans were ever broken (a failure, an orphan, a duplicate, an unknown id) or
-  unstable (queues moved when it was applied again with nothing changed) is set aside and named:
-  every score the glossary says must be 0.
+  that oscillates (no fixed point within the stability check's bound when applied again with
+  nothing changed) is set aside and named: every score the glossary says must be 0, or calls
+  broken at a value. Queues moved when nothing changed, by a strategy that then settles, are a
+  cost: the last criterion of every system.
 - With weights, the load ratio decides where the balance of queue counts would (the glossary's
   `superseded_by`): equal counts of unequal queues are not what a group wants.
 - Two candidates are compared on a criterion by their means over every rebalance (the summary's
@@ -265,10 +267,16 @@ _ZONE_AWARE_SYSTEMS = frozenset(
 """The systems whose clients know zones (Kafka's client.rack, KIP-881; RocketMQ's machine
 rooms), where the cross-zone fraction decides."""
 
+_UNSTABLE = "moves_when_unchanged"
+"""The last criterion of every system: queues a strategy moves when nothing changed are hand-overs
+a rebalance had no reason for (Kafka's rack-aware sticky makes some: a partition balance put
+outside its racks is dealt again). One that never settles is set aside instead (the glossary's
+broken_at of rebalances to a fixed point)."""
+
 SYSTEM_VERDICTS: dict[str, System] = {
     system.name: replace(
         system,
-        criteria=_placed(system.criteria, system.name in _ZONE_AWARE_SYSTEMS),
+        criteria=(*_placed(system.criteria, system.name in _ZONE_AWARE_SYSTEMS), _UNSTABLE),
         shown=_shown_placed(system.shown, system.name in _ZONE_AWARE_SYSTEMS),
     )
     for system in _WITHOUT_PLACEMENT
@@ -339,11 +347,16 @@ def _variance_of_mean(aggregate: Aggregate) -> float:
 
 def _broken(metrics: Mapping[str, Aggregate]) -> str | None:
     """Why a candidate's plans cannot be trusted, or None: every score that must be 0 (the
-    glossary says which) and was not, in some rebalance."""
+    glossary says which) and was not, in some rebalance, and every score that reached the value
+    the glossary calls broken (a strategy with no fixed point: it oscillates)."""
     problems = []
     for score in SCORES.values():
         aggregate = metrics.get(score.metric)
-        if score.better == "zero" and aggregate is not None and aggregate.max:
+        if aggregate is None or aggregate.max is None:
+            continue
+        if (score.better == "zero" and aggregate.max) or (
+            score.broken_at is not None and aggregate.max >= score.broken_at
+        ):
             worst = format_value(score, aggregate.mean if score.percent else aggregate.max)
             problems.append(f"{score.label} {worst}{' %' if score.percent else ''}")
     return ", ".join(problems) or None

@@ -12,13 +12,20 @@ lag_greedy as `machine_room_nearby_lag`): queues of a room that has consumers go
 room's consumers, planned by `inner` among them; queues of rooms without consumers go to every
 consumer, planned by `inner` among all (RocketMQ: "no alive consumer to monopolize them").
 RocketMQ's queue lives on one broker, so in one room; a queue whose replicas are in several
-rooms here goes to the consumers of all those rooms that have any. RocketMQ refuses a queue or a
-consumer without a room; here a queue without a zone is shared by everyone, and a consumer
-without a zone takes only shared queues. Each group of queues (by the set of rooms it goes to)
-is planned by `inner` on its own, with `previous` (already checked) passed on, and `weights` and
+rooms with consumers is given here to one of them, the room whose consumers hold the least so far
+per head (weight, or count without weights; per unit of capacity with capacities), after every
+queue of one room is counted, in queue order, ties to the first room in zone order: so each room
+has one plan, and the rooms' loads stay close. (Planning each set of rooms on its own, as a first
+version did, stacked every set's extra queue on the same first consumer.) A queue near every
+room with consumers is near all of them alike: such queues are planned among all those
+consumers together, so zones that tell nothing change nothing. RocketMQ refuses a
+queue or a consumer without a room; here a queue without a zone is shared by everyone, and a
+consumer without a zone takes only shared queues. Each room's queues, and the shared ones, are
+planned by `inner` on their own, with `previous` (already checked) passed on, and `weights` and
 `capacities` when given (the inner must then accept them). Balanced within each room when
-`inner` is; not across rooms. Runtime complexity: O(|Q| log |Q| + |C| log |C|) plus `inner`'s
-cost on each group.
+`inner` is (as RocketMQ, a consumer of a room may also get shared queues); not across rooms.
+Runtime complexity: O(|Q| x rooms + |Q| log |Q| + |C| log |C|) plus `inner`'s cost on each
+room.
 
 **By machine room** (`ByMachineRoom(rooms)`, registered with rooms=None as
 `by_machine_room`): RocketMQ's consumers read only the queues of the rooms they are configured
@@ -75,22 +82,26 @@ class Nearby:
             zone = placement.zone_of(consumer)
             if zone is not None:
                 consumers_in.setdefault(zone, []).append(consumer)
-        queues_for: dict[tuple[Any, ...], list[QueueT]] = {}
-        for queue in group.queues:
-            held = placement.zones_of(queue)
-            near = tuple(zone for zone in placement.zones if zone in held and zone in consumers_in)
-            queues_for.setdefault(near, []).append(queue)
+        near_of = {
+            queue: [zone for zone in placement.zones if zone in held and zone in consumers_in]
+            for queue in group.queues
+            for held in (placement.zones_of(queue),)
+        }
+        queues_for = _rooms_for(near_of, consumers_in, placement.weight, placement.capacity)
         extra: dict[str, Any] = {}
         if weights is not None:
             extra["weights"] = weights
         if capacities is not None:
             extra["capacities"] = capacities
-        for rooms, room_queues in queues_for.items():
-            readers = (
-                sorted(consumer for room in rooms for consumer in consumers_in[room])
-                if rooms
-                else group.consumers
-            )
+        for room, room_queues in queues_for.items():
+            if room is _SHARED:
+                readers = group.consumers
+            elif room is _EVERY_ROOM:
+                readers = sorted(
+                    consumer for room in consumers_in for consumer in consumers_in[room]
+                )
+            else:
+                readers = consumers_in[room]
             planned = self.inner(room_queues, readers, group.previous, **extra)
             for consumer, owned in planned.items():
                 plan[consumer].extend(owned)
@@ -98,6 +109,41 @@ class Nearby:
             for owned in plan.values():
                 owned.sort()
         return plan
+
+
+_SHARED = object()
+"""The key of the queues no consumer is near: planned among every consumer."""
+_EVERY_ROOM = object()
+"""The key of the queues near every room that has consumers: planned among all of them."""
+
+
+def _rooms_for(
+    near_of: Mapping[Any, list[Any]],
+    consumers_in: Mapping[Any, list[Any]],
+    weight_of: Callable[[Any], float],
+    capacity_of: Callable[[Any], float],
+) -> dict[Any, list[Any]]:
+    """Each room's queues (and _SHARED's, _EVERY_ROOM's): a queue near one room goes to it, one
+    near several but not all to the room holding the least per unit of its consumers' capacity
+    so far (single-room queues counted first; queues in the order given, ties to the first room
+    listed)."""
+    rooms: dict[Any, list[Any]] = {}
+    held = dict.fromkeys(consumers_in, 0.0)
+    for queue, near in near_of.items():
+        if len(near) > 1 and len(near) == len(consumers_in):
+            rooms.setdefault(_EVERY_ROOM, []).append(queue)
+        elif len(near) <= 1:
+            room = near[0] if near else _SHARED
+            rooms.setdefault(room, []).append(queue)
+            if near:
+                held[room] += weight_of(queue)
+    capacity = {room: sum(map(capacity_of, members)) for room, members in consumers_in.items()}
+    for queue, near in near_of.items():
+        if 1 < len(near) < len(consumers_in):
+            room = min(near, key=lambda zone: held[zone] / capacity[zone])
+            rooms.setdefault(room, []).append(queue)
+            held[room] += weight_of(queue)
+    return rooms
 
 
 @dataclass(frozen=True)
