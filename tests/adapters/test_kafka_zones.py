@@ -173,7 +173,7 @@ def test_a_member_without_a_rack_has_no_zone() -> None:
     cluster = cluster_metadata(ALTERNATING)
     members = {
         "m-1": kafka_python_assignor("rack_aware_sticky", client_rack="zone-b"),
-        "m-2": kafka_python_assignor("rack_aware_sticky"),
+        "m-2": kafka_python_assignor("rack_aware_sticky", client_rack=""),
     }
     plan = decoded_plan(members["m-1"].assign(cluster, joined(members, {"orders"})))
     partitions, zones = sorted(ALTERNATING_ZONES), ALTERNATING_ZONES
@@ -293,3 +293,14 @@ def test_aiokafka_warns_that_a_zone_strategy_plans_without_zones_and_takes_weigh
     answer = assignor.assign(Cluster({"orders": 4}), members)
     plan = {m: sorted((p.topic, p.partition) for p in a.partitions()) for m, a in answer.items()}
     assert plan == STRATEGIES["lag_greedy"](sorted(LAGS), ["m-1", "m-2"], weights=LAGS)
+
+
+def test_an_assignor_made_without_the_facts_its_strategy_reads_warns_naming_them() -> None:
+    with pytest.warns(UserWarning, match="reads zones, but this assignor was given no client_rack"):
+        kafka_python_assignor("rack_aware_sticky")
+    with pytest.warns(UserWarning, match="reads weights, but this assignor was given no weights"):
+        kafka_python_assignor("weighted_sticky")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kafka_python_assignor("rack_aware_sticky", client_rack="")  # a member with no rack
+        kafka_python_assignor("sticky")

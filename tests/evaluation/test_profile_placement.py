@@ -95,3 +95,14 @@ def test_a_comparison_with_zones_and_weights_ends_with_a_verdict_on_them(
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "cross-zone mean" in summary
     assert "load ratio mean" in summary
+
+
+def test_a_strategy_named_without_the_facts_it_reads_is_noted_with_the_option_to_add(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments = ["--strategies", "rack_aware_sticky,weighted_sticky,sticky", "--weights", "zipf"]
+    assert main([*arguments, "--scenarios", "6", *SMALL, "--out", str(tmp_path)]) == 0
+    output = " ".join(capsys.readouterr().out.split())  # the verdict wraps its lines
+    assert "rack_aware_sticky reads what these scenarios do not carry" in output
+    assert "add --zones to score it" in output
+    assert "weighted_sticky reads" not in output  # --weights carries what it reads

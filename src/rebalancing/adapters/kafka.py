@@ -78,14 +78,18 @@ def kafka_python_assignor(
     `strategy` does not resolve (the message says what was tried).
 
     `client_rack`: this member's rack, the value given to its KafkaConsumer's own
-    `client_rack` (kafka-python does not show an assignor its consumer's config); None or ""
-    for none. `weights`: a hook the leader calls with the partitions to assign, returning each
-    one's weight (module docstring); ValueError when the strategy reads no weights.
+    `client_rack` (kafka-python does not show an assignor its consumer's config); "" for none
+    (None, the default, is none too, with a UserWarning when the strategy reads zones: most
+    likely forgotten). `weights`: a hook the leader calls with the partitions to assign,
+    returning each one's weight (module docstring); ValueError when the strategy reads no
+    weights; without it a strategy that reads weights weighs every partition 1, with a
+    UserWarning.
     """
     from rebalancing.adapters import kafka_python  # kafka-python is optional
 
     chosen = as_strategy(strategy)
     _refuse_unread_weights(chosen, weights)
+    _warn_unsupplied_facts(chosen, client_rack, weights)
     plain = _plain_strategy_of(chosen)
     if plain is not None:
         if cooperative is False:
@@ -142,6 +146,29 @@ def aiokafka_assignor(
             stacklevel=2,
         )
     return kafka_aiokafka.assignor_class(chosen, name or f"rebalancing-{chosen.name}", weights)
+
+
+def _warn_unsupplied_facts(
+    strategy: Strategy, client_rack: str | None, weights: WeightsHook | None
+) -> None:
+    """A UserWarning for each fact the strategy reads that the assignor was not given: it would
+    plan without it, as the plain strategy would, and nothing else would say so."""
+    if "consumer_zones" in strategy.uses and client_rack is None:
+        warnings.warn(
+            f"strategy {strategy.name!r} reads zones, but this assignor was given no client_rack: "
+            "this member has no zone (pass the consumer's own client_rack, or client_rack='' "
+            "for a member with none)",
+            UserWarning,
+            stacklevel=3,
+        )
+    if "weights" in strategy.uses and weights is None:
+        warnings.warn(
+            f"strategy {strategy.name!r} reads weights, but this assignor was given no weights "
+            "hook: every partition weighs 1 (pass weights=a function of the partitions, e.g. "
+            "their lag)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _refuse_unread_weights(strategy: Strategy, weights: WeightsHook | None) -> None:

@@ -24,7 +24,7 @@ from rebalancing.evaluation.profile import (
 )
 from rebalancing.evaluation.replay import score_scenarios
 from rebalancing.evaluation.scenarios import Scenario, generate_scenarios
-from rebalancing.evaluation.verdict import SYSTEM_VERDICTS, Verdict, decide, render_text
+from rebalancing.evaluation.verdict import Verdict, render_text
 from rebalancing.strategies import select
 
 Summary = dict[tuple[str, str], dict[str, Aggregate]]
@@ -59,7 +59,7 @@ def compare(profile: Profile, progress: bool = False) -> Comparison:
     summary = score_profile(profile, progress)
     seconds = time.perf_counter() - started
     if profile.out is None:
-        verdict = decide(summary, SYSTEM_VERDICTS[profile.system], profile.candidates())
+        verdict = profile.verdict_on(summary)
         return Comparison(summary, verdict, seconds, None)
     run_info = {
         **run_description(profile),

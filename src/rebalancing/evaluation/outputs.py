@@ -24,9 +24,7 @@ from rebalancing.evaluation.plots import BANDS, deciding_score, save_all, save_f
 from rebalancing.evaluation.profile import Profile
 from rebalancing.evaluation.report_page import FigureFile, write_report_page
 from rebalancing.evaluation.verdict import (
-    SYSTEM_VERDICTS,
     Verdict,
-    decide,
     render_markdown,
     table,
 )
@@ -101,7 +99,7 @@ def write_outputs(
     """Write summary.md, summary.csv (`csv_rows`, or the summary's wide rows), run.json, the
     figures (the deciding scores', the usual ones, then `extra_figures`) and report.html into
     `out`; return the verdict."""
-    verdict = decide(summary, SYSTEM_VERDICTS[profile.system], profile.candidates())
+    verdict = profile.verdict_on(summary)
     described = profile.describe()
     plain = {group: dict(metrics) for group, metrics in summary.items()}
     columns = shown_columns(summary)

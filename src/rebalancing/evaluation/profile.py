@@ -26,7 +26,7 @@ from rebalancing.evaluation.scenarios import (
     ZONE_KINDS,
     ScenarioSettings,
 )
-from rebalancing.evaluation.verdict import ANY_SYSTEM, SYSTEM_VERDICTS
+from rebalancing.evaluation.verdict import ANY_SYSTEM, SYSTEM_VERDICTS, Summary, Verdict, decide
 from rebalancing.evaluation.views import ViewSettings, add_view_arguments, view_settings_from
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, select
 
@@ -61,6 +61,23 @@ class Profile:
         system = SYSTEM_VERDICTS[self.system]
         chosen = select(",".join(self.strategies))
         return tuple(strategy.name for strategy in chosen if system.accepts(strategy))
+
+    def verdict_on(self, summary: Summary) -> Verdict:
+        """The verdict on `summary` for this profile's system and candidates, with a note for
+        each candidate that reads a fact (zones, weights) these scenarios do not carry: it
+        ran as the plain strategy it is without them, and the option that adds them is named."""
+        verdict = decide(summary, SYSTEM_VERDICTS[self.system], self.candidates())
+        carried = self.settings.carried_inputs() | {"capacities"}  # no scenario has capacities
+        option = {"consumer_zones": "--zones", "queue_zones": "--zones", "weights": "--weights"}
+        for strategy in select(",".join(self.strategies)):
+            if strategy.name not in verdict.candidates or not strategy.uses - carried:
+                continue
+            missing = sorted({option[name] for name in strategy.uses - carried})
+            verdict.notes.append(
+                f"{strategy.name} reads what these scenarios do not carry, so it ran without it; "
+                f"add {' and '.join(missing)} to score it as it is meant to run."
+            )
+        return verdict
 
     def describe(self) -> str:
         """The profile in one sentence, as the verdict and the report print it."""

@@ -52,6 +52,9 @@ SPEED_RATIO = 2.0
 
 ANY_SYSTEM = "any"
 
+GIVES_UP_SHOWN = 2
+"""The deciding scores on which the reason says the recommendation is beaten, the first ones."""
+
 OUT_ON_SHOWN = 4
 """The candidates a reason names as set aside on a criterion, the closest first; the others
 are counted."""
@@ -255,9 +258,25 @@ _WITHOUT_PLACEMENT: tuple[System, ...] = (
     System(
         ANY_SYSTEM,
         "any system (every default strategy)",
-        "balance, then queues paused, moves and stickiness",
-        ("balance_degree", "queues_paused", "moves", "stickiness"),
-        (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
+        "balance, then, where a candidate settles in time, how long and what it cost, then "
+        "queues paused, moves and stickiness",
+        (
+            "converged",
+            "balance_degree",
+            "seconds_to_balance",
+            "queue_seconds_unowned",
+            "queue_seconds_doubly_owned",
+            "queues_paused",
+            "moves",
+            "stickiness",
+        ),
+        (
+            *_BASE_SHOWN,
+            ("queues_paused", "mean"),
+            ("releases", "mean"),
+            ("seconds_to_balance", "mean"),
+            _TIME,
+        ),
     ),
 )
 
@@ -369,9 +388,7 @@ def _measured(system: System, overall: Mapping[str, Mapping[str, Aggregate]]) ->
     the load ratio decides where the balance of counts would), their columns still shown."""
 
     def measured(metric: str) -> bool:
-        return SCORES[metric].needs is None or any(
-            metrics[metric].count for metrics in overall.values() if metric in metrics
-        )
+        return any(metrics[metric].count for metrics in overall.values() if metric in metrics)
 
     def deciding(metric: str) -> bool:
         successor = SCORES[metric].superseded_by
@@ -438,6 +455,10 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
             else f"{recommended[0]} is at least as good as every other candidate on every "
             "deciding score, and better on at least one."
         )
+    if len(recommended) == 1:
+        reason = " ".join(
+            filter(None, [reason, _gives_up(recommended[0], sound, criteria, overall, differences)])
+        )
     notes = []
     if system.name == "kafka-eager":
         notes += _eager_note(overall, sound)
@@ -489,6 +510,37 @@ def _recommend(
     return recommended, " ".join([reason, *out_earlier])
 
 
+def _gives_up(
+    pick: str,
+    sound: list[str],
+    criteria: list[Score],
+    overall: Mapping[str, Mapping[str, Aggregate]],
+    differences: Mapping[tuple[str, str], list[Difference]],
+) -> str | None:
+    """What the recommendation pays for being chosen: the deciding scores, in order, on which
+    another sound candidate is better beyond doubt (the first GIVES_UP_SHOWN of them), each
+    with the best such candidate's mean; None when it is nowhere worse. A criterion that came
+    later, or a candidate dropped earlier, can be better: the trade-off a reader weighs."""
+    items = []
+    for index, score in enumerate(criteria):
+        better = [
+            other
+            for other in sound
+            if other != pick and differences[(pick, other)][index].better > 0
+        ]
+        if better:
+            best = min(better, key=lambda name: _sort_key(overall[name][score.metric], score))
+            mine, theirs = overall[pick][score.metric].mean, overall[best][score.metric].mean
+            unit = _unit(score)
+            items.append(
+                f"{score.label} {_value(mine, score)}{unit} against "
+                f"{_value(theirs, score)}{unit} for {best}"
+            )
+    if not items:
+        return None
+    return f"It gives up: {'; '.join(items[:GIVES_UP_SHOWN])}."
+
+
 def _out_on(
     score: Score, best: str, dropped: list[str], overall: Mapping[str, Mapping[str, Aggregate]]
 ) -> str:
@@ -503,6 +555,11 @@ def _out_on(
         f"Out on {score.label} ({score.better} is better; the best "
         f"{_value(overall[best][score.metric].mean, score)}{_unit(score)}): {values}."
     )
+
+
+def _known(aggregate: Aggregate) -> bool:
+    """Whether the aggregate has a mean to compare (a plain strategy has no time to balance)."""
+    return aggregate.mean is not None and not math.isnan(aggregate.mean)
 
 
 def _sort_key(aggregate: Aggregate, score: Score) -> float:
@@ -524,7 +581,11 @@ def _reason(
     runner_up = min(dropped, key=lambda name: _sort_key(overall[name][score.metric], score))
     difference = differences[(pick, runner_up)][index]
     unit = _unit(score)
-    level = ", ".join(tied.label for tied in tied_on)
+    level = ", ".join(
+        tied.label
+        for tied in tied_on
+        if _known(overall[pick][tied.metric]) and _known(overall[runner_up][tied.metric])
+    )
     return (
         f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
         f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "
@@ -542,7 +603,11 @@ def _tie(
     overall: Mapping[str, Mapping[str, Aggregate]],
     differences: Mapping[tuple[str, str], list[Difference]],
 ) -> tuple[tuple[str, ...], str]:
-    labels = ", ".join(score.label for score in tied_on)
+    labels = ", ".join(
+        score.label
+        for score in tied_on
+        if all(_known(overall[name][score.metric]) for name in left)
+    )
     level = not any(  # no two of those left told apart on any criterion
         difference.better
         for first in left
@@ -693,10 +758,26 @@ def how_to_run(system: str, strategy: str) -> str | None:
             cooperative = ""
         built_in = _KAFKA_BUILT_IN.get(strategy)
         own = f"; Kafka's own {built_in} follows the same rules" if built_in else ""
+        reads = STRATEGIES[strategy].uses
+        given = [
+            (argument, meaning)
+            for fact, argument, meaning in (
+                ("consumer_zones", "client_rack=RACK", "RACK the consumer's own client_rack"),
+                ("weights", "weights=LAG", "LAG a function giving each partition's lag"),
+            )
+            if fact in reads
+        ]
+        facts = "".join(f", {argument}" for argument, _ in given)
+        where = (
+            f", {' and '.join(meaning for _, meaning in given)} (the Kafka guide: Zones and "
+            "weights)"
+            if given
+            else ""
+        )
         return (
             "In kafka-python: partition_assignment_strategy=["
-            f"kafka_python_assignor({strategy!r}{cooperative})] "
-            f"(rebalancing.adapters.kafka){own}."
+            f"kafka_python_assignor({strategy!r}{cooperative}{facts})] "
+            f"(rebalancing.adapters.kafka){where}{own}."
         )
     if system.startswith("rocketmq") and strategy in STRATEGIES:
         if strategy in _ROCKETMQ_BUILT_IN:
