@@ -32,7 +32,16 @@ from collections.abc import (
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate, chain, filterfalse, islice, pairwise, repeat, zip_longest
+from itertools import (
+    accumulate,
+    chain,
+    compress,
+    filterfalse,
+    islice,
+    pairwise,
+    repeat,
+    zip_longest,
+)
 from typing import Any, Generic, NoReturn, Protocol, TypeVar, cast
 
 LONGEST_SHOWN = 160
@@ -642,12 +651,16 @@ class RankedGroup(Generic[QueueT, ConsumerT]):
     queues that still exist, ascending (`Group.kept_queues`, ranked and sorted); `unheld`, the
     ranks, ascending, of the queues that no consumer here held before (new ones, and those of
     consumers that left). Each list is new (the caller may keep or change it), or () for a
-    consumer that kept nothing."""
+    consumer that kept nothing. `kept_ids`, when given, holds for each consumer the queues
+    of previous that `kept` ranks, in the same order, when previous lists exactly those
+    (ascending, none departed), else None: a plan that keeps a list whole copies these
+    rather than reading each id back from its rank."""
 
     queues: RankedQueues[QueueT]
     consumers: list[ConsumerT]
     kept: list[Sequence[int]]
     unheld: list[int]
+    kept_ids: Sequence[Sequence[QueueT] | None] = ()
 
 
 def prepare_ranked(
@@ -671,14 +684,22 @@ def prepare_ranked(
         return RankedGroup(
             ranked, sorted_consumers, [()] * len(sorted_consumers), list(range(absent))
         )
+    read: Mapping[ConsumerT, Sequence[QueueT]]
     if type(previous) is CheckedPlan or previous is None:
-        ranks_of, held = _ranks_of(previous or {}, ranked.rank, absent)
+        read = previous or {}
+        ranks_of, held = _ranks_of(read, ranked.rank, absent)
     else:
         _refuse_a_queue_id_for_a_list(previous, ranked.ids)
         ranks_of, held, read = _ranks_of_checked(previous, ranked.rank, absent)
         if ranked.ids and sorted_consumers and ranks_of:  # else no queue can move
             _warn_if_all_absent(held, absent, ranks_of, read, ranked.ids)
-    deque(map(list.sort, ranks_of.values()), maxlen=0)  # lists of our own
+    in_order = list(map(_ascending, ranks_of.values()))  # lists of our own: sort the others
+    deque(map(list.sort, compress(ranks_of.values(), map(operator.not_, in_order))), maxlen=0)
+    ids_of_kept = {
+        consumer: read[consumer]
+        for consumer, ranks, ascending in zip(ranks_of, ranks_of.values(), in_order, strict=True)
+        if ascending and (not ranks or ranks[-1] != absent)
+    }
     if absent in held:  # departed queues, ranked last: cut them off
         for ranks in ranks_of.values():
             if ranks and ranks[-1] == absent:
@@ -691,7 +712,13 @@ def prepare_ranked(
         unheld += ranks_of[consumer]
     if left:
         unheld.sort()
-    return RankedGroup(ranked, sorted_consumers, kept, unheld)
+    kept_ids = list(map(ids_of_kept.get, sorted_consumers))
+    return RankedGroup(ranked, sorted_consumers, kept, unheld, kept_ids)
+
+
+def _ascending(ranks: list[int]) -> bool:
+    """Whether `ranks` are strictly increasing (one pass at C speed)."""
+    return all(map(operator.lt, ranks, islice(ranks, 1, None)))
 
 
 def _never_held(held: AbstractSet[int], queue_count: int) -> Iterator[int]:
@@ -760,13 +787,13 @@ def _dealt_round(first_row: list[int], lengths: list[int], absent: int) -> bool:
 
 def _ranks_of_checked(
     previous: Mapping[ConsumerT, Iterable[QueueT]], rank: dict[QueueT, int], absent: int
-) -> tuple[dict[ConsumerT, list[int]], set[int], Mapping[ConsumerT, Iterable[QueueT]]]:
+) -> tuple[dict[ConsumerT, list[int]], set[int], Mapping[ConsumerT, Sequence[QueueT]]]:
     """`_ranks_of(previous)`, having checked `previous` as CheckedPlan does and raising what
-    it raises, and the mapping its queues were read from (`previous`, or its CheckedPlan: an
-    iterable may be read only once). A dict of lists and tuples is checked by counting: each
-    queue held once means as many distinct ranks as ranked queues held, and as many distinct
-    departed queues as departed ones held. Anything else, or a count that is off, goes
-    through CheckedPlan."""
+    it raises, and the mapping its queues were read from (`previous`, a dict of lists and
+    tuples, or its CheckedPlan: an iterable may be read only once). A dict of lists and
+    tuples is checked by counting: each queue held once means as many distinct ranks as
+    ranked queues held, and as many distinct departed queues as departed ones held.
+    Anything else, or a count that is off, goes through CheckedPlan."""
     if type(previous) is dict and set(map(type, previous.values())) <= {list, tuple}:
         try:
             ranks_of, held = _ranks_of(previous, rank, absent)

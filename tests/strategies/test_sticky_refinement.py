@@ -10,6 +10,7 @@ and must touch the ids no more than the promise of each says (counted, not timed
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Callable
 from functools import total_ordering
@@ -216,6 +217,23 @@ def test_previous_queues_are_looked_up_row_by_row_when_dealt_round_else_run_by_r
         CountedId.reset()
         sticky.assign_by_ranks(queues, consumers[:4] + consumers[5:], previous)  # one leaves
         assert CountedId.hashed[len(queues) :] == order, name  # after ranking the queues
+
+
+def test_a_list_kept_whole_holds_previous_s_very_ids_as_the_definition_s_does() -> None:
+    queues = [f"q{number:04d}" for number in range(100)]
+    consumers = ["a", "b", "c", "d"]
+    made = sticky.assign(queues, consumers)
+    # equal ids, other objects (a plan read back from a file): neither the queues' nor made's
+    previous = {consumer: ["".join(queue) for queue in owned] for consumer, owned in made.items()}
+    grown = [*queues, "q0100", "q0101"]  # two queues added: a and b take them, c and d keep
+    expected = sticky.reference_assign(grown, consumers, previous)
+    got = sticky.assign(grown, consumers, previous)
+    assert got == expected
+    kept_whole = [consumer for consumer in consumers if got[consumer] == previous[consumer]]
+    assert kept_whole == ["c", "d"]
+    for consumer in kept_whole:
+        assert all(map(operator.is_, got[consumer], previous[consumer]))
+        assert all(map(operator.is_, expected[consumer], previous[consumer]))
 
 
 def test_a_queue_list_changed_in_place_is_checked_and_ranked_again() -> None:
