@@ -220,12 +220,12 @@ def test_previous_queues_are_looked_up_row_by_row_when_dealt_round_else_run_by_r
 
 
 def test_a_list_kept_whole_holds_previous_s_very_ids_as_the_definition_s_does() -> None:
-    queues = [f"q{number:04d}" for number in range(100)]
+    queues = [f"q{number:04d}" for number in range(400)]  # long lists: 100 each
     consumers = ["a", "b", "c", "d"]
     made = sticky.assign(queues, consumers)
     # equal ids, other objects (a plan read back from a file): neither the queues' nor made's
     previous = {consumer: ["".join(queue) for queue in owned] for consumer, owned in made.items()}
-    grown = [*queues, "q0100", "q0101"]  # two queues added: a and b take them, c and d keep
+    grown = [*queues, "q0400", "q0401"]  # two queues added: a and b take them, c and d keep
     expected = sticky.reference_assign(grown, consumers, previous)
     got = sticky.assign(grown, consumers, previous)
     assert got == expected
