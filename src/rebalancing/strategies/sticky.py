@@ -22,8 +22,9 @@ after them.
 tuples cost far more than ints to hash, compare and sort (a tuple's hash is computed again on
 every look-up), so `assign` runs them on the queues' ranks instead (`assign_by_ranks`, ints
 standing for the ids: each queue is hashed once to rank it, each previous queue once to look
-it up, and the ids are read again only to write the plan); int ids need no stand-in and take
-the reference's path. A caller that keeps its group between rebalances keeps the ranks too
+it up, in an order close to the ranks', and the ids are read again only to write the plan, or
+copied from previous with a list kept whole); int ids need no stand-in and take the
+reference's path. A caller that keeps its group between rebalances keeps the ranks too
 (`sticky_group.StickyGroup`). The refinement tests hold both to the definition's plans.
 """
 
