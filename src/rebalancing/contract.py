@@ -693,12 +693,15 @@ def prepare_ranked(
         ranks_of, held, read = _ranks_of_checked(previous, ranked.rank, absent)
         if ranked.ids and sorted_consumers and ranks_of:  # else no queue can move
             _warn_if_all_absent(held, absent, ranks_of, read, ranked.ids)
-    rank_lists = list(ranks_of.values())  # lists of our own: sorted here if they are not
+    rank_lists = list(ranks_of.values())  # lists of our own, sorted here
+    as_given = None
     if sum(map(len, rank_lists)) >= WHOLE_LISTS_FROM * len(rank_lists):
-        in_order = _each_ascending(rank_lists)
-    else:  # short lists: the sort alone, and kept_ids unknown
-        in_order = [False] * len(rank_lists)
-    deque(map(list.sort, compress(rank_lists, map(operator.not_, in_order))), maxlen=0)
+        as_given = list(map(list.copy, rank_lists))  # copies and == at C speed, not a lt per pair
+    deque(map(list.sort, rank_lists), maxlen=0)
+    in_order = (
+        list(map(operator.eq, rank_lists, as_given)) if as_given else [False] * len(rank_lists)
+    )
+    del as_given
     if absent in held:  # departed queues, ranked last: cut them off
         for index, ranks in enumerate(rank_lists):
             if ranks and ranks[-1] == absent:
@@ -719,18 +722,9 @@ def prepare_ranked(
 
 WHOLE_LISTS_FROM = 64
 """The fewest queues per consumer of previous, on average, from which `prepare_ranked` tells
-the lists kept whole (`RankedGroup.kept_ids`): the check costs about what the copy saves for
-a list of ten or so, and 10,000 consumers of 10 queues each (Kafka's broker-side benchmark)
-would pay it on every list for nothing."""
-
-
-def _each_ascending(lists: list[list[int]]) -> list[bool]:
-    """Whether each of `lists` is strictly increasing: one pass over each at C speed, and no
-    Python call per list (10,000 consumers of 10 queues each are common)."""
-    pairs_in_order = map(
-        map, repeat(operator.lt), lists, map(islice, lists, repeat(1), repeat(None))
-    )
-    return list(map(all, pairs_in_order))
+the lists kept whole (`RankedGroup.kept_ids`, by comparing each list with its sorted self):
+on lists of ten or so the copies cost what copying the ids back saves, and 10,000 consumers
+of 10 queues each (Kafka's broker-side benchmark) would pay them for nothing."""
 
 
 def _never_held(held: AbstractSet[int], queue_count: int) -> Iterator[int]:
