@@ -765,12 +765,9 @@ def _ranks_of(
         bounds = list(
             accumulate(map(max, map(operator.sub, lengths, repeat(1)), repeat(0)), initial=0)
         )
-        per_consumer = (
-            [first, *later[start:end]] if length else []
-            for first, start, end, length in zip(
-                first_row, bounds[:-1], bounds[1:], lengths, strict=True
-            )
-        )
+        per_consumer = list(map(later.__getitem__, map(slice, bounds, bounds[1:])))
+        firsts = compress(first_row, lengths)  # each consumer's first in front of its others
+        deque(map(list.insert, compress(per_consumer, lengths), repeat(0), firsts), maxlen=0)
     ranks_of = dict(zip(plan.keys(), per_consumer, strict=True))
     return ranks_of, set(chain.from_iterable(ranks_of.values()))
 
