@@ -14,12 +14,14 @@ import operator
 import random
 from collections.abc import Callable
 from functools import total_ordering
+from itertools import chain
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
 
+from rebalancing import contract
 from rebalancing.contract import PreviousMismatchWarning
 from rebalancing.strategies import sticky
 from rebalancing.strategies.sticky_group import StickyGroup
@@ -69,8 +71,19 @@ def _seeded_group(seed: int) -> GroupCase:
     return GroupCase(queues, consumers, previous)
 
 
+ROWS = pytest.mark.parametrize(
+    "rows_from", [0, contract.ROWS_FROM], ids=["rows-from-any-size", "rows-from-default"]
+)
+"""Look-ups of previous row by row (`contract._ranks_of`) from any plan size, and from the
+default size (above the plans of these tests): both orders held to the definition."""
+
+
+@ROWS
 @pytest.mark.parametrize("block", range(8))
-def test_assign_gives_the_definition_s_plan_on_thousands_of_seeded_groups(block: int) -> None:
+def test_assign_gives_the_definition_s_plan_on_thousands_of_seeded_groups(
+    block: int, rows_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(contract, "ROWS_FROM", rows_from)
     for seed in range(block, SEEDED_GROUPS, 8):
         case = _seeded_group(seed)
         expected = sticky.reference_assign(case.queues, case.consumers, case.previous)
@@ -116,8 +129,12 @@ def _group_after_a_made_plan(seed: int) -> GroupCase:
     return GroupCase(queues, consumers, previous)
 
 
+@ROWS
 @pytest.mark.parametrize("block", range(4))
-def test_assign_gives_the_definition_s_plan_after_plans_that_strategies_make(block: int) -> None:
+def test_assign_gives_the_definition_s_plan_after_plans_that_strategies_make(
+    block: int, rows_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(contract, "ROWS_FROM", rows_from)
     for seed in range(block, SEEDED_GROUPS // 2, 4):
         case = _group_after_a_made_plan(seed)
         expected = sticky.reference_assign(case.queues, case.consumers, case.previous)
@@ -196,7 +213,10 @@ def test_assign_by_ranks_hashes_each_queue_once_and_each_previous_queue_once() -
     assert CountedId.counts["compare"] == len(queues) - 1
 
 
-def test_previous_queues_are_looked_up_row_by_row_when_dealt_round_else_run_by_run() -> None:
+def test_previous_queues_are_looked_up_row_by_row_when_dealt_round_else_run_by_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(contract, "ROWS_FROM", 300)  # rows for a plan of 300 queues
     queues = [CountedId(number) for number in range(300)]
     consumers = [f"c{number}" for number in range(9)]
     dealt_round = sticky.assign(queues, consumers)  # c0 holds 0, 9, 18, ...; c1 1, 10, ...
@@ -205,18 +225,20 @@ def test_previous_queues_are_looked_up_row_by_row_when_dealt_round_else_run_by_r
         consumer: [queues[number] for number in run]
         for consumer, run in zip(consumers, runs, strict=True)
     }
-    # the first queue of each consumer tells which; then the others, row by row or run by run
+    # the longest list first (c0's, 34 queues): it tells which; then the others
     orders = {
-        "dealt round": (dealt_round, list(range(300))),
-        "in runs": (
-            in_runs,
-            [run[0] for run in runs] + [number for run in runs for number in run[1:]],
-        ),
+        "dealt round": (dealt_round, [*range(0, 300, 9), *(n for n in range(300) if n % 9)]),
+        "in runs": (in_runs, list(range(300))),
     }
     for name, (previous, order) in orders.items():
         CountedId.reset()
         sticky.assign_by_ranks(queues, consumers[:4] + consumers[5:], previous)  # one leaves
         assert CountedId.hashed[len(queues) :] == order, name  # after ranking the queues
+    monkeypatch.setattr(contract, "ROWS_FROM", 301)  # a smaller plan: its own order
+    CountedId.reset()
+    sticky.assign_by_ranks(queues, consumers[:4] + consumers[5:], dealt_round)
+    plan_order = [queue.number for queue in chain(*dealt_round.values())]
+    assert CountedId.hashed[len(queues) :] == plan_order
 
 
 def test_a_list_kept_whole_holds_previous_s_very_ids_as_the_definition_s_does() -> None:
