@@ -760,13 +760,15 @@ def _ranks_of(
         ranks = list(map(rank_of, rows, repeat(absent)))
         ends = map(operator.add, range(width), map(operator.mul, lengths, repeat(width)))
         per_consumer = list(map(ranks.__getitem__, map(slice, range(width), ends, repeat(width))))
+        held = set(chain.from_iterable(per_consumer))  # not `ranks`: the rows' padding
     else:
         ranks = list(map(rank_of, chain.from_iterable(owned_lists), repeat(absent)))
         bounds = list(accumulate(lengths, initial=0))
         per_consumer = list(map(ranks.__getitem__, map(slice, bounds, bounds[1:])))
+        held = set(ranks)
     per_consumer[longest] = longest_ranks
-    ranks_of = dict(zip(plan.keys(), per_consumer, strict=True))
-    return ranks_of, set(chain.from_iterable(per_consumer))
+    held.update(longest_ranks)
+    return dict(zip(plan.keys(), per_consumer, strict=True)), held
 
 
 ROWS_FROM = 250_000
