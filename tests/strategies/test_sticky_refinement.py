@@ -10,15 +10,18 @@ and must touch the ids no more than the promise of each says (counted, not timed
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Callable
 from functools import total_ordering
+from itertools import chain
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
 
+from rebalancing import contract
 from rebalancing.contract import PreviousMismatchWarning
 from rebalancing.strategies import sticky
 from rebalancing.strategies.sticky_group import StickyGroup
@@ -68,8 +71,19 @@ def _seeded_group(seed: int) -> GroupCase:
     return GroupCase(queues, consumers, previous)
 
 
+ROWS = pytest.mark.parametrize(
+    "rows_from", [0, contract.ROWS_FROM], ids=["rows-from-any-size", "rows-from-default"]
+)
+"""Look-ups of previous row by row (`contract._ranks_of`) from any plan size, and from the
+default size (above the plans of these tests): both orders held to the definition."""
+
+
+@ROWS
 @pytest.mark.parametrize("block", range(8))
-def test_assign_gives_the_definition_s_plan_on_thousands_of_seeded_groups(block: int) -> None:
+def test_assign_gives_the_definition_s_plan_on_thousands_of_seeded_groups(
+    block: int, rows_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(contract, "ROWS_FROM", rows_from)
     for seed in range(block, SEEDED_GROUPS, 8):
         case = _seeded_group(seed)
         expected = sticky.reference_assign(case.queues, case.consumers, case.previous)
@@ -77,6 +91,54 @@ def test_assign_gives_the_definition_s_plan_on_thousands_of_seeded_groups(block:
             got = fast(case.queues, case.consumers, case.previous)
             assert got == expected, f"{fast.__name__}, seed {seed}"
             assert all(type(owned) is list for owned in got.values()), f"seed {seed}"
+
+
+def _group_after_a_made_plan(seed: int) -> GroupCase:
+    """A group after a change, its previous plan one that a strategy made over the queues of
+    before: dealt round the consumers (sticky's hand-out, round robin), in runs (range,
+    averagely), or nearly all on one consumer; then a consumer leaves or joins, or queues are
+    removed or added (the removed ones may be any consumer's first)."""
+    rng = random.Random(seed)
+    make_queue = _id_maker(rng.randrange(4), rng)
+    before = sorted(
+        make_queue(number) for number in rng.sample(range(1000), rng.choice([1, 2, 17, 60, 300]))
+    )
+    consumers = [
+        f"c{number:03d}" for number in rng.sample(range(200), rng.choice([1, 2, 3, 7, 40]))
+    ]
+    count = len(consumers)
+    shape = rng.choice(["round", "runs", "one holds most"])
+    if shape == "round":
+        lists = [before[index::count] for index in range(count)]
+    elif shape == "runs":
+        size = -(-len(before) // count)
+        lists = [before[index * size : (index + 1) * size] for index in range(count)]
+    else:
+        lists = [before[count - 1 :], *([queue] for queue in before[: count - 1])]
+    previous = dict(zip(consumers, lists, strict=False))
+    change = rng.choice(["leave", "join", "removed", "added"])
+    queues = list(before)
+    if change == "leave":
+        consumers = [consumer for consumer in consumers if consumer != rng.choice(consumers)]
+    elif change == "join":
+        consumers = [*consumers, "new"]
+    elif change == "removed":
+        queues = [queue for queue in before if rng.random() < 0.8]
+    else:
+        queues = sorted({*before, *(make_queue(1000 + number) for number in range(5))})
+    return GroupCase(queues, consumers, previous)
+
+
+@ROWS
+@pytest.mark.parametrize("block", range(4))
+def test_assign_gives_the_definition_s_plan_after_plans_that_strategies_make(
+    block: int, rows_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(contract, "ROWS_FROM", rows_from)
+    for seed in range(block, SEEDED_GROUPS // 2, 4):
+        case = _group_after_a_made_plan(seed)
+        expected = sticky.reference_assign(case.queues, case.consumers, case.previous)
+        assert sticky.assign(case.queues, case.consumers, case.previous) == expected, seed
 
 
 @given(groups())
@@ -149,6 +211,51 @@ def test_assign_by_ranks_hashes_each_queue_once_and_each_previous_queue_once() -
     assert CountedId.counts["hash"] == len(queues) + len(queues)
     # the queues, given in order, are compared once with their neighbour, and never after
     assert CountedId.counts["compare"] == len(queues) - 1
+
+
+def test_previous_queues_are_looked_up_row_by_row_when_dealt_round_else_run_by_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(contract, "ROWS_FROM", 300)  # rows for a plan of 300 queues
+    queues = [CountedId(number) for number in range(300)]
+    consumers = [f"c{number}" for number in range(9)]
+    dealt_round = sticky.assign(queues, consumers)  # c0 holds 0, 9, 18, ...; c1 1, 10, ...
+    runs = [list(range(start, min(start + 34, 300))) for start in range(0, 300, 34)]
+    in_runs = {
+        consumer: [queues[number] for number in run]
+        for consumer, run in zip(consumers, runs, strict=True)
+    }
+    # the longest list first (c0's, 34 queues): it tells which; then the others
+    orders = {
+        "dealt round": (dealt_round, [*range(0, 300, 9), *(n for n in range(300) if n % 9)]),
+        "in runs": (in_runs, list(range(300))),
+    }
+    for name, (previous, order) in orders.items():
+        CountedId.reset()
+        sticky.assign_by_ranks(queues, consumers[:4] + consumers[5:], previous)  # one leaves
+        assert CountedId.hashed[len(queues) :] == order, name  # after ranking the queues
+    monkeypatch.setattr(contract, "ROWS_FROM", 301)  # a smaller plan: its own order
+    CountedId.reset()
+    sticky.assign_by_ranks(queues, consumers[:4] + consumers[5:], dealt_round)
+    plan_order = [queue.number for queue in chain(*dealt_round.values())]
+    assert CountedId.hashed[len(queues) :] == plan_order
+
+
+def test_a_list_kept_whole_holds_previous_s_very_ids_as_the_definition_s_does() -> None:
+    queues = [f"q{number:04d}" for number in range(400)]  # long lists: 100 each
+    consumers = ["a", "b", "c", "d"]
+    made = sticky.assign(queues, consumers)
+    # equal ids, other objects (a plan read back from a file): neither the queues' nor made's
+    previous = {consumer: ["".join(queue) for queue in owned] for consumer, owned in made.items()}
+    grown = [*queues, "q0400", "q0401"]  # two queues added: a and b take them, c and d keep
+    expected = sticky.reference_assign(grown, consumers, previous)
+    got = sticky.assign(grown, consumers, previous)
+    assert got == expected
+    kept_whole = [consumer for consumer in consumers if got[consumer] == previous[consumer]]
+    assert kept_whole == ["c", "d"]
+    for consumer in kept_whole:
+        assert all(map(operator.is_, got[consumer], previous[consumer]))
+        assert all(map(operator.is_, expected[consumer], previous[consumer]))
 
 
 def test_a_queue_list_changed_in_place_is_checked_and_ranked_again() -> None:
@@ -235,6 +342,7 @@ class CountedId:
     """A queue id that counts how often it is hashed and compared, across all instances."""
 
     counts: ClassVar[dict[str, int]] = {"hash": 0, "compare": 0}
+    hashed: ClassVar[list[int]] = []  # the numbers of the ids hashed, in turn
 
     def __init__(self, number: int) -> None:
         self.number = number
@@ -242,9 +350,11 @@ class CountedId:
     @classmethod
     def reset(cls) -> None:
         cls.counts = {"hash": 0, "compare": 0}
+        cls.hashed = []
 
     def __hash__(self) -> int:
         CountedId.counts["hash"] += 1
+        CountedId.hashed.append(self.number)
         return hash(self.number)
 
     def __eq__(self, other: object) -> bool:
