@@ -126,6 +126,7 @@ def write_outputs(
         **run_info,
         "verdict": {
             "recommended": list(verdict.recommended),
+            "deciding_scores": list(verdict.system.criteria),
             "reason": verdict.reason,
             "dominated": verdict.dominated,
             "set_aside": verdict.broken,
