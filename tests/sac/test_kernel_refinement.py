@@ -11,9 +11,12 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rebalancing.sac.kernel import ABSENT, SENTINEL, KernelEngine
+from rebalancing.sac.kernel import ABSENT, NO_APP, SENTINEL, KernelEngine, _columns_from
 from rebalancing.sac.model import POSITION_VARIANTS, PositionVariant
 from rebalancing.sac.schedulers import RELEASE_POLICIES, ReleasePolicy, default_step_bound
 from rebalancing.sac.sessions import ReferenceEngine
@@ -278,3 +281,50 @@ def test_both_engines_take_ids_that_cannot_be_compared_with_themselves(
     assert sac.Session(variant, policy, "kernel").rebalance(["q1", "q2", "q3"], [None]).owners == {
         None: ["q1", "q2", "q3"]
     }
+
+
+def _columns_by_definition(source: Any, fifo: Any, empty_sentinel: int) -> Any:
+    """New column n is old column source[n], or an empty FIFO's (-1) - numpy, no kernel."""
+    new = np.full((fifo.shape[0], len(source)), ABSENT, dtype=np.int32)
+    new[SENTINEL, :] = empty_sentinel
+    kept = source >= 0
+    new[:, kept] = fifo[:, source[kept]]
+    return new
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    slots=st.integers(1, 12),
+    old_queue_count=st.integers(0, 700),
+    choices=st.data(),
+)
+def test_queue_change_moves_every_fifo_column_with_its_queue_however_the_runs_fall(
+    slots: int, old_queue_count: int, choices: st.DataObject
+) -> None:
+    """`_columns_from`, row by row in runs (few long runs) or entry by entry (many short
+    ones), gives each new queue its old queue's FIFO column, and a new queue an empty one."""
+    kept = sorted(choices.draw(st.sets(st.integers(0, max(old_queue_count - 1, 0)))))
+    kept = [queue for queue in kept if queue < old_queue_count]
+    added = choices.draw(st.lists(st.integers(0, len(kept)), max_size=60))
+    source_list: list[int] = list(kept)
+    for place in sorted(added, reverse=True):  # new queues (-1) anywhere between kept ones
+        source_list.insert(place, -1)
+    source = np.array(source_list, dtype=np.int64)
+    rng = np.random.default_rng(old_queue_count * 13 + slots)
+    fifo_next = rng.integers(-1, slots, (slots, old_queue_count)).astype(np.int32)
+    fifo_prev = rng.integers(-1, slots, (slots, old_queue_count)).astype(np.int32)
+    active = rng.integers(-1, slots, old_queue_count)
+    activated = rng.integers(-1, 50, old_queue_count)
+    fresh = rng.random(old_queue_count) < 0.5
+    new_active, new_next, new_prev, new_activated, new_fresh = _columns_from(
+        source, active, fifo_next, fifo_prev, activated, fresh
+    )
+    assert np.array_equal(new_next, _columns_by_definition(source, fifo_next, SENTINEL))
+    assert np.array_equal(new_prev, _columns_by_definition(source, fifo_prev, SENTINEL))
+    kept_mask = source >= 0
+    assert np.array_equal(new_active[kept_mask], active[source[kept_mask]])
+    assert (new_active[~kept_mask] == NO_APP).all()
+    assert np.array_equal(new_activated[kept_mask], activated[source[kept_mask]])
+    assert (new_activated[~kept_mask] == -1).all()
+    assert np.array_equal(new_fresh[kept_mask], fresh[source[kept_mask]])
+    assert new_fresh[~kept_mask].all()

@@ -161,11 +161,11 @@ def score_exact(
     if not set(map(type, lists)) <= {list}:  # a list subclass might iterate otherwise
         return None
     starts = np.fromiter(accumulate(map(len, lists), initial=0), np.int64, len(lists) + 1)
-    size = int(starts[-1])
+    queues = list(chain.from_iterable(lists))  # one pass over the lists, then C-speed passes
     try:
-        if type(sum(map(sum, lists))) is not int:  # ints only (see `_integers`)
+        if type(sum(queues)) is not int:  # ints only (see `_integers`)
             return None
-        flat = np.fromiter(chain.from_iterable(lists), np.int64, size)
+        flat = np.fromiter(queues, np.int64, len(queues))
     except (TypeError, OverflowError):
         return None
     return _score_arrays(group, flat, starts, plan_numbers, previous, numbers, by_position=False)

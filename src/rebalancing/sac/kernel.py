@@ -678,6 +678,11 @@ def _members_after(
     return result
 
 
+_ENTRIES_PER_SLICE = 200
+"""Entries a row's run should average before `_columns_from` copies the rows run by run (a
+numba slice assignment's own cost is that of copying some 200 entries one by one)."""
+
+
 @njit(cache=True)
 def _columns_from(
     source: Any, active: Any, fifo_next: Any, fifo_prev: Any, activated: Any, fresh: Any
@@ -698,11 +703,18 @@ def _columns_from(
             new_fresh[queue] = fresh[old_queue]
     # Each entry written once (the arrays are not filled first): at 4,096 queues x 256 apps
     # these are megabytes, and the copy is a good part of a queue change. The new columns come
-    # in runs (old queues in a row, or new queues), so each row is copied run by run, in
-    # contiguous slices without a branch per entry.
+    # in runs (old queues in a row, or new queues): when they are few and long (queues added
+    # after the others, a few removed), each row is copied run by run, in contiguous slices
+    # without a branch per entry; when they are many (queues removed here and there), a slice
+    # costs more to set up than it copies, and each entry is taken from its old column instead
+    # (9-257 slots x 16-4,096 queues: 4-5x faster at 40 runs, the same at 1-2).
     run_starts, run_sources = _runs_of(source)
     new_next = np.empty((slot_count, queue_count), dtype=np.int32)
     new_prev = np.empty((slot_count, queue_count), dtype=np.int32)
+    run_count = run_sources.shape[0]
+    if run_count > 2 and run_count * _ENTRIES_PER_SLICE > queue_count:
+        _gather_columns(source, fifo_next, fifo_prev, new_next, new_prev)
+        return new_active, new_next, new_prev, new_activated, new_fresh
     for slot in range(slot_count):
         empty = SENTINEL if slot == SENTINEL else ABSENT  # a new queue's FIFO is empty
         for run in range(run_sources.shape[0]):
@@ -715,6 +727,24 @@ def _columns_from(
                 new_next[slot, start:end] = empty
                 new_prev[slot, start:end] = empty
     return new_active, new_next, new_prev, new_activated, new_fresh
+
+
+@njit(cache=True)
+def _gather_columns(
+    source: Any, fifo_next: Any, fifo_prev: Any, new_next: Any, new_prev: Any
+) -> None:
+    """`_columns_from`'s FIFO columns entry by entry: new column n is old column `source[n]`,
+    or an empty FIFO's (-1: the sentinel's row SENTINEL, every other row ABSENT)."""
+    for slot in range(new_next.shape[0]):
+        empty = SENTINEL if slot == SENTINEL else ABSENT
+        for queue in range(source.shape[0]):
+            old_queue = source[queue]
+            if old_queue >= 0:
+                new_next[slot, queue] = fifo_next[slot, old_queue]
+                new_prev[slot, queue] = fifo_prev[slot, old_queue]
+            else:
+                new_next[slot, queue] = empty
+                new_prev[slot, queue] = empty
 
 
 @njit(cache=True)
