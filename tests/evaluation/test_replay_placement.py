@@ -123,3 +123,24 @@ def test_a_failed_or_broken_plan_has_no_placement_scores() -> None:
         if row.failed or row.orphans:
             assert all(getattr(row, score) is None for score in ZONE_SCORES + LOAD_SCORES)
     assert any(row.orphans for row in rows)
+
+
+def test_a_plan_that_leaves_out_its_idle_consumers_has_their_placement_scores() -> None:
+    # a consumer with no queues, left out of the plan's keys, is still in the group: its load
+    # is 0, so the load ratio and the load it kept are those of the plan with its empty key
+    def terse(queues: Any, consumers: Any, previous: Any = None) -> Any:
+        plan = averagely.assign(queues, consumers, previous)
+        return {consumer: owned for consumer, owned in plan.items() if owned}
+
+    few_queues = ScenarioSettings(
+        queue_range=(2, 3), consumer_range=(4, 6), weights="hot", change_count_range=(2, 4)
+    )
+    strategies = {"terse": Strategy("terse", terse, "test"), "averagely": STRATEGIES["averagely"]}
+    for index in range(4):
+        rows = list(score_scenario(Scenario(5, index, few_queues), strategies))
+        by_step: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            by_step.setdefault(row.step, {})[row.strategy] = row
+        for pair in by_step.values():
+            for score in LOAD_SCORES:
+                assert getattr(pair["terse"], score) == getattr(pair["averagely"], score), score

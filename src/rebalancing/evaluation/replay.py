@@ -632,6 +632,9 @@ class _StepPlacement:
 
         step = self.step
         fewest, bound, total = self.per_step()
+        # every consumer of the group, those the plan leaves out holding nothing: the load
+        # ratio's mean and the load kept count them (an exact plan names no other consumer)
+        plan = {consumer: plan.get(consumer, []) for consumer in step.consumers}
         found: dict[str, float | None] = {}
         queue_count = len(step.queues)
         if fewest is not None and queue_count:
