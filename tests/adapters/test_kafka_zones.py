@@ -304,3 +304,11 @@ def test_an_assignor_made_without_the_facts_its_strategy_reads_warns_naming_them
         warnings.simplefilter("error")
         kafka_python_assignor("rack_aware_sticky", client_rack="")  # a member with no rack
         kafka_python_assignor("sticky")
+
+
+def test_an_aiokafka_assignor_made_without_the_weights_its_strategy_reads_warns() -> None:
+    with pytest.warns(UserWarning, match="reads weights, but this assignor was given no weights"):
+        aiokafka_assignor("weighted_sticky")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        aiokafka_assignor("sticky")

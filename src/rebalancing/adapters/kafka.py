@@ -122,13 +122,15 @@ def aiokafka_assignor(
     this once per consumer. ValueError when `strategy` does not resolve, and for a cooperative
     protocol strategy (`cooperative_sticky`): aiokafka 0.14 rebalances eagerly only, and an
     eager assignor under that name would silently stop the world at every rebalance.
-    `weights` as for kafka_python_assignor. A strategy that reads zones plans without them
+    `weights` as for kafka_python_assignor (without it, a strategy that reads weights weighs
+    every partition 1, with a UserWarning). A strategy that reads zones plans without them
     here (aiokafka carries no rack: rebalancing.adapters.kafka_aiokafka): a UserWarning says so.
     """
     from rebalancing.adapters import kafka_aiokafka  # aiokafka is optional
 
     chosen = as_strategy(strategy)
     _refuse_unread_weights(chosen, weights)
+    _warn_unsupplied_facts(chosen, "", weights)  # "": zones have their own warning below
     plain = _plain_strategy_of(chosen)
     if plain is not None:
         raise ValueError(
