@@ -16,9 +16,10 @@ churn operators meet most, and take several rebalances, each a step of that kind
 - `flapping`: one consumer crashes and rejoins under its id, 2-5 times.
 
 Placement (off by default; ScenarioSettings.zone_range and .weights turn it on; with it off the
-scenarios are exactly what they were, and with it on the membership draws are the same too until
-a placement change kind is drawn: placement is drawn from a random generator of its own, seeded
-from the scenario's seed):
+scenarios are exactly what they were, and with it on but no placement change kind in the mix
+the membership draws are the same too: placement is drawn from a random generator of its own,
+seeded from the scenario's seed. A placement kind in the mix, as in the default one, changes
+which kind each draw picks from the first change on, whichever kind it picks):
 
 - zones: each scenario has ZONE_NAMES[:k] zones, k drawn uniformly from `zone_range`, of uneven
   sizes: zone i has a share proportional to a draw uniform in [1, 4), and every consumer (at the
