@@ -500,3 +500,20 @@ def test_the_kafka_line_passes_the_facts_the_strategy_reads() -> None:
     plain = how_to_run("kafka-eager", "sticky") or ""
     assert "kafka_python_assignor('sticky')" in plain
     assert "client_rack" not in plain
+
+
+@pytest.mark.parametrize("system", ["rocketmq-client", "rocketmq-broker"])
+def test_the_rocketmq_line_names_a_module_that_exists_and_rocketmq_s_own_class(
+    system: str,
+) -> None:
+    import importlib
+    import re
+
+    for name, strategy in STRATEGIES.items():
+        if system not in (strategy.systems or ()):
+            continue
+        line = how_to_run(system, name) or ""
+        for module in re.findall(r"port (rebalancing\.[\w.]+)", line):
+            importlib.import_module(module)  # ModuleNotFoundError: a module that is not there
+    assert "AllocateMachineRoomNearby" in (how_to_run(system, "machine_room_nearby") or "")
+    assert "AllocateMessageQueueByMachineRoom" in (how_to_run(system, "by_machine_room") or "")

@@ -745,6 +745,11 @@ _ROCKETMQ_BUILT_IN = {
     "round_robin": "AllocateMessageQueueAveragelyByCircle",
     "consistent_hash": "AllocateMessageQueueConsistentHash",
 }
+_ROCKETMQ_ORIGIN = {
+    "machine_room_nearby": "AllocateMachineRoomNearby around AllocateMessageQueueAveragely",
+    "by_machine_room": "AllocateMessageQueueByMachineRoom",
+}
+"""RocketMQ's classes these strategies follow, with differences their module docstring gives."""
 _SAC_RELEASE = {"sac": "highest", "sac_newest": "newest", "sac_random": "random"}
 
 
@@ -782,9 +787,15 @@ def how_to_run(system: str, strategy: str) -> str | None:
     if system.startswith("rocketmq") and strategy in STRATEGIES:
         if strategy in _ROCKETMQ_BUILT_IN:
             return f"RocketMQ ships it: {_ROCKETMQ_BUILT_IN[strategy]}."
+        module = _module_of(STRATEGIES[strategy])
+        if strategy in _ROCKETMQ_ORIGIN:
+            return (
+                f"RocketMQ's own {_ROCKETMQ_ORIGIN[strategy]} is where it comes from ({module} "
+                "says where the plans differ)."
+            )
         where = "on every client" if system == "rocketmq-client" else "where the plan is made"
         return (
-            f"RocketMQ has no {strategy}: port rebalancing.strategies.{strategy} (its docstring "
+            f"RocketMQ has no {strategy}: port {module} (its docstring "
             f"gives the algorithm) to an AllocateMessageQueueStrategy {where}."
         )
     if system == "rabbitmq-sac" and strategy in _SAC_RELEASE:
@@ -808,6 +819,13 @@ def how_to_run(system: str, strategy: str) -> str | None:
     if system == "rabbitmq-sac" and strategy == "super_stream":
         return "RabbitMQ streams do it themselves: single active consumer on a super stream."
     return None
+
+
+def _module_of(strategy: Strategy) -> str:
+    """The module of a strategy's code: its function's, or its callable object's class's
+    (machine_room_nearby is a machine_room.Nearby)."""
+    module = getattr(strategy.assign, "__module__", None) or type(strategy.assign).__module__
+    return str(module)
 
 
 def render_text(verdict: Verdict, profile: str, width: int = 100) -> str:
