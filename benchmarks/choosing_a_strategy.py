@@ -23,7 +23,7 @@ from pathlib import Path
 from rebalancing.evaluation.compare import compare
 from rebalancing.evaluation.profile import add_profile_arguments, new_parser, profile_from
 from rebalancing.evaluation.verdict import SYSTEM_VERDICTS, render_markdown
-from shared import commit
+from shared import commit, description
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,7 +114,7 @@ def _arguments(system: str, options: list[str], scale: float) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--scenarios-scale", type=float, default=1.0)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "choosing-a-strategy.md")
     given = parser.parse_args()

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from shared import description
+
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ["--queues", "64", "--consumers", "4:12", "--mix", "rolling_restart=3,crash=1"]
 SYSTEMS = ("kafka-eager", "kafka-cooperative", "rocketmq-broker", "rabbitmq-sac", "any")
@@ -40,7 +42,7 @@ def one_run(system: str) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/compare_time.md")
     given = parser.parse_args()

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rebalancing.harness.job import WORKER_ALLOCATOR
-from shared import BEFORE, before_tree
+from shared import BEFORE, before_tree, description
 
 
 def _partition_runner(package: str, strategies: str, mix: str) -> Callable[[int, int], None]:
@@ -58,7 +58,7 @@ def _partition_runner(package: str, strategies: str, mix: str) -> Callable[[int,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--before", required=True, help="the commit to compare with")
     parser.add_argument("--scenarios", type=int, default=1000)
     parser.add_argument("--start", type=int, default=20000)

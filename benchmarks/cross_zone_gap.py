@@ -19,6 +19,7 @@ from typing import Any
 
 from rebalancing.evaluation.placement_scores import cross_zone_count, fewest_cross_zone
 from rebalancing.strategies import STRATEGIES
+from shared import description
 
 
 def group(seed: int) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def group(seed: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--groups", type=int, default=200)
     count = parser.parse_args().groups
     names = sorted(

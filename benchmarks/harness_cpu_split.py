@@ -33,6 +33,7 @@ from pathlib import Path
 
 from harness_memory import process_tree
 from rebalancing.harness.job import WORKER_ALLOCATOR
+from shared import description
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -123,7 +124,7 @@ def harness_run(arguments: list[str], out: Path, events: Path) -> tuple[float, d
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--scenarios", type=int, default=20000)
     parser.add_argument("--strategies", default="averagely,sticky,sac")
     parser.add_argument(

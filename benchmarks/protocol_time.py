@@ -25,7 +25,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from rebalancing.evaluation import protocol_time
-from shared import commit
+from shared import commit, description
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +37,7 @@ FIGURES = (
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--seeds", type=int, default=40)
     parser.add_argument(
         "--sizes", default=",".join(str(size) for size in protocol_time.GROUP_SIZES)

@@ -110,3 +110,9 @@ def before_tree(revision: str, into: Path) -> None:
         if left_over := _LEFT_OVER.search(renamed):
             raise RuntimeError(f"{module}: {left_over.group()!r} would import the working tree")
         module.write_text(renamed)
+
+
+def description(doc: str | None) -> str:
+    """A script's first docstring paragraph on one line: its --help description (the first line
+    alone stops mid-sentence)."""
+    return " ".join((doc or "").split("\n\n")[0].split())

@@ -39,7 +39,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from shared import BEFORE, before_tree
+from shared import BEFORE, before_tree, description
 
 Measured = Callable[[], float]
 """A variant: runs once and returns the seconds of the part it times."""
@@ -214,7 +214,7 @@ def _group_change(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--before", required=True, help="the commit to compare with")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--parts", default="million,kafka")

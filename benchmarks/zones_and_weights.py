@@ -39,7 +39,7 @@ from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
 from rebalancing.evaluation.compare import compare
 from rebalancing.evaluation.profile import add_profile_arguments, new_parser, profile_from
 from rebalancing.strategies import STRATEGIES
-from shared import commit
+from shared import commit, description
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -418,7 +418,7 @@ def page(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--scenarios", type=int, default=300)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     given = parser.parse_args()
