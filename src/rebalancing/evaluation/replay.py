@@ -548,12 +548,7 @@ def score_scenario(
                 seconds_to_balance=run.seconds_to_balance if run else None,
                 queue_seconds_unowned=run.queue_seconds_unowned if run else None,
                 queue_seconds_doubly_owned=run.queue_seconds_doubly_owned if run else None,
-                cross_zone_fraction=placed.cross_zone_fraction,
-                cross_zone_gap=placed.cross_zone_gap,
-                load_ratio=placed.load_ratio,
-                load_ratio_gap=placed.load_ratio_gap,
-                load_kept=placed.load_kept,
-                load_moved=placed.load_moved,
+                **vars(placed),  # PlacementScores' fields are ScoreRow's of the same names
                 **vars(scores),  # its fields, without the deep copy asdict makes
             )
 
