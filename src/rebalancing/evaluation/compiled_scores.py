@@ -72,7 +72,9 @@ class ConsumerNumbers:
 @dataclass(frozen=True, slots=True)
 class IntegerGroup:
     """One step's group as arrays: its queue ids, which ids are queues of the group (`in_group`,
-    indexed by id), its consumers (sorted) and their numbers in that order, and the sets."""
+    indexed by id), its consumers (sorted) and their numbers in that order, the sets, and
+    whether every queue id is a plain int (no bool, no int subclass: the ids an array gives
+    back as they were, for rebalancing.evaluation.compiled_strategies)."""
 
     queue_ids: Any
     in_group: Any
@@ -80,6 +82,7 @@ class IntegerGroup:
     consumer_numbers: Any
     queue_set: frozenset[Any]
     consumer_set: frozenset[Any]
+    plain: bool = False
 
     @staticmethod
     def of(
@@ -100,8 +103,9 @@ class IntegerGroup:
         in_group = np.zeros(bound, dtype=np.bool_)
         in_group[queue_ids] = True
         consumer_numbers = numbers.of(consumers)
+        plain = set(map(type, queues)) <= {int}
         return IntegerGroup(
-            queue_ids, in_group, consumers, consumer_numbers, queue_set, consumer_set
+            queue_ids, in_group, consumers, consumer_numbers, queue_set, consumer_set, plain
         )
 
     def with_consumers(
@@ -117,6 +121,7 @@ class IntegerGroup:
             numbers.of(consumers),
             self.queue_set,
             consumer_set,
+            self.plain,
         )
 
 

@@ -130,7 +130,8 @@ SCORES: dict[str, Score] = {
         Score(
             "assign_micros",
             "time",
-            "wall time of one rebalance: the strategy's call, or the protocol session's "
+            "wall time of one rebalance: the strategy's call (sticky's: its compiled twin's "
+            "where the compiled scores run it, the same plans), or the protocol session's "
             "rebalance, on this machine",
             "µs",
             "lower",

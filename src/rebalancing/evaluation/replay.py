@@ -82,6 +82,7 @@ from rebalancing.strategies.sac import ENGINES, default_engine  # the same two e
 
 if TYPE_CHECKING:
     from rebalancing.evaluation.compiled_scores import ConsumerNumbers, IntegerGroup, Owners
+    from rebalancing.evaluation.compiled_strategies import Twin
 
 
 @dataclass(slots=True)
@@ -269,6 +270,11 @@ class _Runner:
         # them (the reference engine, or a plan they could not read), so the reference scores
         self.owners: Owners | None = None
         self.inputs: dict[str, Any] = {}  # the step's placement this strategy declares
+        # the strategy's compiled twin and the scenario's consumer numbers it reads (the kernel
+        # engine only: rebalancing.evaluation.compiled_strategies); the last plan's positions
+        self.twin: Twin | None = None
+        self.numbers: ConsumerNumbers | None = None
+        self.positions: tuple[Any, Any] | None = None
 
     def assign(self) -> Callable[..., Any]:
         """The strategy's `assign`, given the step's placement it declares (`self.inputs`)."""
@@ -283,12 +289,15 @@ class _Runner:
         force moves on only when the step succeeded. With `views`, each consumer rebalances on
         its own view (`self.outcome` says what that cost)."""
         run: ProtocolRun | None = None
-        self.outcome = None
+        self.outcome = self.positions = None
+        twin_ready = views is None and self._twin_ready(group, self.owners)
         started = time.perf_counter_ns()
         try:
             if self.session is not None:
                 run = self.session.rebalance(group.queues, group.consumers)
                 result: Any = run.owners
+            elif twin_ready:
+                result, self.positions = self._run_twin(group, self.owners)
             elif views is not None:
                 with warnings.catch_warnings():
                     # a consumer's own view of the plan: all its queues can be gone, rightly
@@ -315,6 +324,29 @@ class _Runner:
             self.plan = plan
         return plan, run, error_text, elapsed
 
+    def _twin_ready(self, group: _Group, owners: Owners | None) -> bool:
+        """Whether the compiled twin stands for the strategy on this step: it has one, the
+        previous plan is known as `owners`, the queues are plain ints with consumers to take
+        them, and the step passes the strategy no placement."""
+        return (
+            self.twin is not None
+            and owners is not None
+            and group.integers is not None
+            and group.integers.plain
+            and len(group.consumers) > 0
+            and not self.inputs
+        )
+
+    def _run_twin(
+        self, group: _Group, owners: Owners | None
+    ) -> tuple[dict[Any, list[Any]], tuple[Any, Any]]:
+        """The twin's plan and positions (`_twin_ready` said it can run)."""
+        assert self.twin is not None
+        assert self.numbers is not None
+        assert owners is not None
+        assert group.integers is not None
+        return self.twin(group.integers, owners, len(self.numbers.number_of))
+
     def stability(self, group: _Group, plan: dict[Any, list[Any]]) -> tuple[int, int]:
         """(moves when unchanged, rebalances to a fixed point) of `plan`, the plan this step
         put in force: the strategy applied again with nothing changed, up to STABILITY_BOUND
@@ -326,30 +358,33 @@ class _Runner:
         did not, STABILITY_BOUND when none within the bound did not, or when the strategy
         raised or returned no plan."""
         moves: int | None = None  # the first time's
-        in_force, previous = plan, self.previous
+        in_force, previous, owners = plan, self.previous, self.owners
         if type(previous) is CheckedPlan:  # a copy, so that the next step's still has no owners
             previous = CheckedPlan.of_checked_lists(previous, within=previous.within)
         for rebalances in range(STABILITY_BOUND):
-            again, quiet = self._apply_again(group, previous)
+            again, quiet = self._apply_again(group, previous, owners)
             moved, same = _changes(in_force, again, group)
             moves = moved if moves is None else moves
             if again is None:
                 break
             if same and quiet:
                 return moves, rebalances
-            in_force = again
+            in_force, owners = again, None  # the compiled scores have not read `again`
             previous = _checked(again) or again
         return moves or 0, STABILITY_BOUND
 
     def _apply_again(
-        self, group: _Group, previous: Mapping[Any, Any] | None
+        self, group: _Group, previous: Mapping[Any, Any] | None, owners: Owners | None = None
     ) -> tuple[dict[Any, list[Any]] | None, bool]:
         """(the plan the strategy gives with nothing changed, or None when it raised or gave no
-        plan; whether it was quiet: no protocol step taken)."""
+        plan; whether it was quiet: no protocol step taken). `owners`: `previous` as the
+        compiled scores read it, when they did (the twin, if any, runs then)."""
         try:
             if self.session is not None:
                 run = self.session.rebalance(group.queues, group.consumers)
                 result, quiet = run.owners, run.steps == 0
+            elif self._twin_ready(group, owners):
+                result, quiet = self._run_twin(group, owners)[0], True
             elif type(previous) is CheckedPlan:  # the contract does not look at one
                 result, quiet = self.assign()(group.queues, group.consumers, previous), True
             else:
@@ -462,10 +497,13 @@ def score_scenario(
     numbers: ConsumerNumbers | None = None
     if chosen_engine == "kernel":
         from rebalancing.evaluation.compiled_scores import NO_PLAN, ConsumerNumbers
+        from rebalancing.evaluation.compiled_strategies import twin_of
 
         numbers = ConsumerNumbers()
         for runner in runners.values():
             runner.owners = NO_PLAN
+            runner.numbers = numbers
+            runner.twin = twin_of(runner.strategy.assign)
     before: _Group | None = None
     for step in scenario.steps():
         group = _Group.of(step, before, numbers)
@@ -667,8 +705,9 @@ def _scored_compiled(
         return None
     from rebalancing.evaluation.compiled_scores import score_exact, score_positions
 
-    if run is not None and run.positions is not None:
-        scored = score_positions(group.integers, plan, run.positions, runner.owners, numbers)
+    positions = run.positions if run is not None else runner.positions
+    if positions is not None:
+        scored = score_positions(group.integers, plan, positions, runner.owners, numbers)
     else:
         scored = score_exact(group.integers, plan, runner.owners, numbers)
     if scored is None:

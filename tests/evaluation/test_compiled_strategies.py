@@ -1,0 +1,187 @@
+"""The compiled twins (rebalancing.evaluation.compiled_strategies) against their strategies'
+references: the same plans on thousands of seeded groups, the same rows from the scoring core
+with and without them, and the twin only where it may stand for the strategy."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rebalancing.contract import SortedIds
+from rebalancing.evaluation import compiled_strategies
+from rebalancing.evaluation.compiled_scores import NO_OWNER, ConsumerNumbers, IntegerGroup, Owners
+from rebalancing.evaluation.compiled_strategies import sticky_twin, twin_of
+from rebalancing.evaluation.replay import ScoreRow, score_scenario, score_scenarios
+from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings, generate_scenarios
+from rebalancing.strategies import STRATEGIES, sticky
+
+
+def _twin_plan(
+    queues: list[int], consumers: list[Any], previous: dict[Any, list[int]] | None
+) -> tuple[dict[Any, list[Any]], tuple[Any, Any]]:
+    """The twin's plan and positions for a group, its previous plan given as owners: every
+    consumer of `previous` numbered first (departed ones included), then the group's."""
+    numbers = ConsumerNumbers()
+    previous = previous or {}
+    numbers.of(list(previous))
+    bound = max([*queues, *(queue for owned in previous.values() for queue in owned), 0]) + 1
+    by_queue = np.full(bound, NO_OWNER, dtype=np.int32)
+    for consumer, owned in previous.items():
+        for queue in owned:
+            by_queue[queue] = numbers.number_of[consumer]
+    sorted_queues, sorted_consumers = SortedIds(queues, "queue"), SortedIds(consumers, "consumer")
+    group = IntegerGroup.of(
+        sorted_queues,
+        sorted_queues.as_set,
+        sorted_consumers,
+        sorted_consumers.as_set,
+        numbers,
+    )
+    assert group is not None
+    owners = Owners(by_queue, bool(previous))
+    return sticky_twin(group, owners, len(numbers.number_of))
+
+
+def _random_group(rng: random.Random) -> tuple[list[int], list[Any], dict[Any, list[int]] | None]:
+    """A group and an exact previous plan over an earlier group: some consumers gone, some
+    new, queues removed and added anywhere, previous lists of any length (unbalanced too)."""
+    universe = rng.randint(1, 300)
+    queue_count = rng.randint(0, min(universe, 120))
+    queues = rng.sample(range(universe), queue_count)
+    names = [f"c{number:03d}" for number in range(rng.randint(1, 40))]
+    if rng.random() < 0.3:
+        names = [rng.randint(-50, 50) for _ in range(len(names))]
+        names = list(dict.fromkeys(names))
+    consumers = rng.sample(names, rng.randint(1, len(names)))
+    if rng.random() < 0.15:
+        return queues, consumers, None
+    earlier_queues = rng.sample(range(universe), rng.randint(0, universe))
+    earlier_consumers = rng.sample(names, rng.randint(1, len(names)))
+    previous: dict[Any, list[int]] = {consumer: [] for consumer in earlier_consumers}
+    skew = rng.random()
+    for queue in earlier_queues:
+        if rng.random() < 0.1:
+            continue  # held by nobody
+        holder = earlier_consumers[
+            0 if rng.random() < skew / 2 else rng.randrange(len(earlier_consumers))
+        ]
+        previous[holder].append(queue)
+    for owned in previous.values():
+        rng.shuffle(owned)
+    return queues, consumers, previous
+
+
+def test_the_sticky_twin_gives_the_references_plans_on_thousands_of_seeded_groups() -> None:
+    kept_something = 0
+    for seed in range(3000):
+        queues, consumers, previous = _random_group(random.Random(seed))
+        plan, (grouped, starts) = _twin_plan(queues, consumers, previous)
+        expected = sticky.reference_assign(queues, consumers, previous)
+        assert plan == expected, seed
+        assert list(plan) == list(expected), seed  # consumers in id order, as the reference
+        # the positions are the same plan: each consumer's run, as positions in the queues
+        bounds = starts.tolist()
+        assert len(bounds) == len(plan) + 1
+        sorted_queues = sorted(queues)
+        for consumer, start, end in zip(plan, bounds, bounds[1:], strict=False):
+            assert [sorted_queues[position] for position in grouped[start:end]] == plan[consumer]
+        kept_something += any(
+            set(plan[consumer]) & set(previous.get(consumer, ())) for consumer in plan if previous
+        )
+    assert kept_something > 1000  # the keep step was exercised, not only the hand-out
+
+
+@given(
+    st.lists(st.integers(0, 40), max_size=30, unique=True),
+    st.lists(st.integers(0, 12), min_size=1, max_size=8, unique=True),
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 15)), max_size=40),
+)
+def test_the_sticky_twin_agrees_with_the_reference_on_any_small_group(
+    queues: list[int], consumers: list[int], holdings: list[tuple[int, int]]
+) -> None:
+    previous: dict[Any, list[int]] = {}
+    held: set[int] = set()
+    for queue, consumer in holdings:
+        if queue not in held:  # an exact previous plan: each queue held once
+            held.add(queue)
+            previous.setdefault(consumer, []).append(queue)
+    plan, _ = _twin_plan(queues, consumers, previous)
+    assert plan == sticky.reference_assign(queues, consumers, previous)
+
+
+def test_only_the_registrys_own_function_has_a_twin() -> None:
+    assert twin_of(STRATEGIES["sticky"].assign) is sticky_twin
+    assert twin_of(sticky.reference_assign) is None  # the definition itself runs as it is
+
+    def my_sticky(queues: Any, consumers: Any, previous: Any = None) -> Any:
+        return sticky.assign(queues, consumers, previous)
+
+    assert twin_of(my_sticky) is None
+
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __call__(self, *arguments: Any) -> Any:
+            return {}
+
+    assert twin_of(Unhashable()) is None
+
+
+SETTINGS = ScenarioSettings(queue_range=(1, 96), consumer_range=(1, 12), change_count_range=(1, 6))
+
+
+def _rows(scenarios: range, **options: Any) -> Iterator[ScoreRow]:
+    strategies = {name: STRATEGIES[name] for name in ("averagely", "sticky", "sac")}
+    for row in score_scenarios(generate_scenarios(5, scenarios, SETTINGS), strategies, **options):
+        yield replace(row, assign_micros=0.0)
+
+
+def _counting_twin_calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """The sticky twin, counting its calls in the dict returned."""
+    calls = {"twin": 0}
+
+    def counted(*arguments: Any) -> Any:
+        calls["twin"] += 1
+        return sticky_twin(*arguments)
+
+    monkeypatch.setitem(compiled_strategies.TWINS, sticky.assign, counted)
+    return calls
+
+
+def test_the_scoring_core_gives_the_same_rows_with_the_twin_as_without(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _counting_twin_calls(monkeypatch)
+    with_twin = list(_rows(range(400), stability_every=1))
+    twin_calls = calls["twin"]
+    monkeypatch.setattr(compiled_strategies, "TWINS", {})
+    without = list(_rows(range(400), stability_every=1))
+    reference = list(_rows(range(400), stability_every=1, engine="reference"))
+    assert with_twin == without == reference
+    sticky_rows = sum(row.strategy == "sticky" for row in with_twin)
+    # every step's rebalance and every stability check (each step here) ran the twin
+    assert twin_calls == 2 * sticky_rows
+
+
+def test_queue_ids_that_are_not_plain_ints_run_the_strategy_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _counting_twin_calls(monkeypatch)
+
+    # queue ids that include True: an int to numpy, but not the id a plan must give back
+    scenario = Scenario(3, 1, SETTINGS)
+    steps = [
+        replace(step, queues=(True, *range(2, 1 + len(step.queues)))) for step in scenario.steps()
+    ]
+    monkeypatch.setattr(Scenario, "steps", lambda self: iter(steps))
+    rows = list(score_scenario(scenario, {"sticky": STRATEGIES["sticky"]}))
+    assert calls["twin"] == 0
+    assert rows
+    assert not any(row.failed for row in rows)
