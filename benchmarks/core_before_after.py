@@ -39,7 +39,8 @@ def _partition_runner(package: str, strategies: str, mix: str) -> Callable[[int,
     options_module = __import__(f"{package}.harness.options", fromlist=["parse_options"])
     columns = __import__(f"{package}.harness.columns", fromlist=["score_and_count_partition"])
     options = options_module.parse_options(
-        ["--scenarios", "1", "--strategies", strategies, "--mix", mix]
+        # an --out of its own: the default, out/harness, may hold a run's files already
+        ["--scenarios", "1", "--strategies", strategies, "--mix", mix, "--out", tempfile.mkdtemp()]
     )
     parameters: dict[str, Any] = dict(
         base_seed=options.seed,

@@ -167,7 +167,9 @@ def main() -> None:
     print(f"| all | {total:.1f} | {1000 * total / scenarios:.2f} | |")
     if options.one_process:
         environment = {**WORKER_ALLOCATOR, **os.environ}
+        out = tempfile.mkdtemp(prefix="cpu-split-one-")  # out/harness may hold a run's files
         command = [sys.executable, "-c", ONE_PROCESS, str(scenarios), "--scenarios", "1", *common]
+        command += ["--out", out]
         result = subprocess.run(
             command, env=environment, capture_output=True, text=True, check=True
         )

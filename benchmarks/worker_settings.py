@@ -32,7 +32,9 @@ from rebalancing.harness.columns import in_worker, score_and_count_partition
 from rebalancing.harness.options import parse_options
 
 start, count, mix, frozen = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
-options = parse_options(["--scenarios", "1", "--strategies", "averagely,sticky,sac", "--mix", mix])
+import tempfile
+options = parse_options(["--scenarios", "1", "--strategies", "averagely,sticky,sac", "--mix", mix,
+                         "--out", tempfile.mkdtemp()])  # out/harness may hold a run's files
 parameters = dict(base_seed=options.seed, strategy_specs=options.strategies,
                   settings=options.settings, scenarios_per_batch=options.scenarios_per_batch)
 
