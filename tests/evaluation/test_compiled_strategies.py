@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import replace
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -15,11 +16,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rebalancing.contract import SortedIds
-from rebalancing.evaluation import compiled_strategies
+from rebalancing.evaluation import compiled_strategies, replay
 from rebalancing.evaluation.compiled_scores import NO_OWNER, ConsumerNumbers, IntegerGroup, Owners
 from rebalancing.evaluation.compiled_strategies import sticky_twin, twin_of
 from rebalancing.evaluation.replay import ScoreRow, score_scenario, score_scenarios
-from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scenarios import (
+    INITIAL,
+    Scenario,
+    ScenarioSettings,
+    Step,
+    generate_scenarios,
+)
 from rebalancing.strategies import STRATEGIES, sticky
 
 
@@ -185,3 +192,52 @@ def test_queue_ids_that_are_not_plain_ints_run_the_strategy_itself(
     assert calls["twin"] == 0
     assert rows
     assert not any(row.failed for row in rows)
+
+
+Queue = IntEnum("Queue", {f"q{number}": number for number in range(1, 9)})
+"""Queue ids that are ints to numpy and to a dict, and yet are not the ints a twin gives back."""
+
+
+def _typed(plan: dict[Any, list[Any]]) -> list[tuple[Any, list[tuple[type, Any]]]]:
+    """`plan` with the type of every queue id: plans that are == may hold other objects."""
+    return [
+        (consumer, [(type(queue), queue) for queue in owned]) for consumer, owned in plan.items()
+    ]
+
+
+@pytest.mark.parametrize("first_queues", [(True, *range(2, 9)), tuple(Queue)], ids=["bool", "enum"])
+def test_the_plans_in_force_hold_the_very_ids_sticky_gives_after_a_previous_plan_of_other_ints(
+    first_queues: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sticky keeps a previous plan's own objects (True, Queue.q3) where the group's queue is
+    # equal to them (1, 3); a twin, reading the owners, would give the group's plain ints
+    calls = _counting_twin_calls(monkeypatch)
+    groups = [
+        (first_queues, ("a", "b")),
+        (tuple(range(1, 11)), ("a", "b", "c")),  # keeps some of step 0's ids
+        (tuple(range(1, 12)), ("x", "y")),  # keeps nothing: plain ints from here on
+        (tuple(range(1, 13)), ("x", "y", "z")),
+    ]
+    steps = [
+        Step(index, INITIAL if index == 0 else "change", queues, consumers)
+        for index, (queues, consumers) in enumerate(groups)
+    ]
+    monkeypatch.setattr(Scenario, "steps", lambda self: iter(steps))
+    in_force: list[dict[Any, list[Any]]] = []
+    rebalance = replay._Runner.rebalance
+
+    def recording(runner: Any, group: Any, views: Any) -> Any:
+        outcome = rebalance(runner, group, views)
+        in_force.append(outcome[0])
+        return outcome
+
+    monkeypatch.setattr(replay._Runner, "rebalance", recording)
+    rows = list(score_scenario(Scenario(3, 1, SETTINGS), {"sticky": STRATEGIES["sticky"]}))
+    assert not any(row.failed for row in rows)
+    expected: list[dict[Any, list[Any]]] = []
+    previous = None
+    for queues, consumers in groups:
+        previous = sticky.assign(queues, consumers, previous)
+        expected.append(previous)
+    assert list(map(_typed, in_force)) == list(map(_typed, expected))
+    assert calls["twin"] > 0  # once the plan in force holds plain ints, the twin stands again
