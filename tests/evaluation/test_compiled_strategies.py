@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import replace
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -15,11 +16,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rebalancing.contract import SortedIds
-from rebalancing.evaluation import compiled_strategies
+from rebalancing.evaluation import compiled_strategies, replay
 from rebalancing.evaluation.compiled_scores import NO_OWNER, ConsumerNumbers, IntegerGroup, Owners
 from rebalancing.evaluation.compiled_strategies import sticky_twin, twin_of
 from rebalancing.evaluation.replay import ScoreRow, score_scenario, score_scenarios
-from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scenarios import (
+    INITIAL,
+    Scenario,
+    ScenarioSettings,
+    Step,
+    generate_scenarios,
+)
 from rebalancing.strategies import STRATEGIES, sticky
 
 
@@ -185,3 +192,111 @@ def test_queue_ids_that_are_not_plain_ints_run_the_strategy_itself(
     assert calls["twin"] == 0
     assert rows
     assert not any(row.failed for row in rows)
+
+
+Queue = IntEnum("Queue", {f"q{number}": number for number in range(1, 9)})
+"""Queue ids that are ints to numpy and to a dict, and yet are not the ints a twin gives back."""
+
+
+def _typed(plan: dict[Any, list[Any]]) -> list[tuple[Any, list[tuple[type, Any]]]]:
+    """`plan` with the type of every id: plans that are == may hold other objects."""
+    return [
+        ((type(consumer), consumer), [(type(queue), queue) for queue in owned])
+        for consumer, owned in plan.items()
+    ]
+
+
+Groups = list[tuple[tuple[Any, ...], tuple[Any, ...]]]
+
+
+def _scored_with_plans(
+    groups: Groups, engine: str | None = None
+) -> tuple[list[ScoreRow], list[dict[Any, list[Any]]]]:
+    """The rows of a scenario of these groups for sticky alone (the stability check at every
+    step, assign_micros left out), and the plans its rebalances gave, in order."""
+    steps = [
+        Step(index, INITIAL if index == 0 else "change", queues, consumers)
+        for index, (queues, consumers) in enumerate(groups)
+    ]
+    in_force: list[dict[Any, list[Any]]] = []
+    rebalance = replay._Runner.rebalance
+
+    def recording(runner: Any, group: Any, views: Any) -> Any:
+        outcome = rebalance(runner, group, views)
+        in_force.append(outcome[0])
+        return outcome
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Scenario, "steps", lambda self: iter(steps))
+        patch.setattr(replay._Runner, "rebalance", recording)
+        scored = score_scenario(
+            Scenario(3, 1, SETTINGS),
+            {"sticky": STRATEGIES["sticky"]},
+            engine=engine,
+            stability_every=1,
+        )
+        rows = [replace(row, assign_micros=0.0) for row in scored]
+    return rows, in_force
+
+
+def _sticky_plans(groups: Groups) -> list[dict[Any, list[Any]]]:
+    """sticky.assign's plans for these groups, each from the one before."""
+    plans: list[dict[Any, list[Any]]] = []
+    previous = None
+    for queues, consumers in groups:
+        previous = sticky.assign(queues, consumers, previous)
+        plans.append(previous)
+    return plans
+
+
+@pytest.mark.parametrize("first_queues", [(True, *range(2, 9)), tuple(Queue)], ids=["bool", "enum"])
+def test_the_plans_in_force_hold_the_very_ids_sticky_gives_after_a_previous_plan_of_other_ints(
+    first_queues: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sticky keeps a previous plan's own objects (True, Queue.q3) where the group's queue is
+    # equal to them (1, 3); a twin, reading the owners, would give the group's plain ints
+    calls = _counting_twin_calls(monkeypatch)
+    groups: Groups = [
+        (first_queues, ("a", "b")),
+        (tuple(range(1, 11)), ("a", "b", "c")),  # keeps some of step 0's ids
+        (tuple(range(1, 12)), ("x", "y")),  # keeps nothing: plain ints from here on
+        (tuple(range(1, 13)), ("x", "y", "z")),
+    ]
+    rows, in_force = _scored_with_plans(groups)
+    assert not any(row.failed for row in rows)
+    assert list(map(_typed, in_force)) == list(map(_typed, _sticky_plans(groups)))
+    assert calls["twin"] > 0  # once the plan in force holds plain ints, the twin stands again
+
+
+_CONSUMERS = (0, 1, 2, 3, 0.5, 1.5, 1.0, 2.0, True, False)
+"""Consumer ids of mixed types, some equal to others: a step may bring back one that left
+under an equal id of another type (1.0 for 1), which sticky takes as the same consumer."""
+
+_GROUP_QUEUES = st.one_of(
+    st.lists(st.integers(0, 40), max_size=30, unique=True),
+    st.lists(st.integers(0, 40), min_size=2, max_size=30),  # an id twice: the step fails
+    st.lists(st.integers(10**6, 10**6 + 40), min_size=1, max_size=3, unique=True),  # too sparse
+    st.lists(st.sampled_from(list(Queue)), max_size=8, unique=True),  # ints, not plain ones
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            _GROUP_QUEUES.map(tuple),
+            st.lists(st.sampled_from(_CONSUMERS), max_size=5, unique=True).map(tuple),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_with_the_twin_the_plans_in_force_and_the_rows_are_the_references_on_any_steps(
+    groups: Groups,
+) -> None:
+    # failed steps, empty groups, groups the compiled scores leave to the reference, consumers
+    # leaving and coming back under equal ids of other types: the kernel engine (the twin
+    # where it may stand) puts in force the plans the reference engine does, with the same ids
+    kernel_rows, kernel_plans = _scored_with_plans(groups, "kernel")
+    reference_rows, reference_plans = _scored_with_plans(groups, "reference")
+    assert kernel_rows == reference_rows
+    assert list(map(_typed, kernel_plans)) == list(map(_typed, reference_plans))

@@ -35,7 +35,7 @@ Needs numba and numpy (the spark and dev extras); compiled on first use, cached 
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
 from typing import Any
@@ -103,9 +103,14 @@ class IntegerGroup:
         in_group = np.zeros(bound, dtype=np.bool_)
         in_group[queue_ids] = True
         consumer_numbers = numbers.of(consumers)
-        plain = set(map(type, queues)) <= {int}
         return IntegerGroup(
-            queue_ids, in_group, consumers, consumer_numbers, queue_set, consumer_set, plain
+            queue_ids,
+            in_group,
+            consumers,
+            consumer_numbers,
+            queue_set,
+            consumer_set,
+            plain_ints(queues),
         )
 
     def with_consumers(
@@ -123,6 +128,12 @@ class IntegerGroup:
             consumer_set,
             self.plain,
         )
+
+
+def plain_ints(ids: Iterable[Any]) -> bool:
+    """Whether every one of `ids` is a plain int: no bool, no int subclass (an IntEnum), which
+    an array, a dict and == take as ints but a plan must give back as they are."""
+    return set(map(type, ids)) <= {int}
 
 
 def _integers(ids: Sequence[Any]) -> Any | None:

@@ -4,8 +4,10 @@ strategy's own `assign`, computed with numba from the arrays the compiled scores
 The strategy's module stays the definition. A twin runs only where the scoring core counts
 compiled (`engine="kernel"`), for the registry's very function (a caller's own function, even
 one named like it, runs as given), on a group of plain int queue ids (`IntegerGroup.plain`)
-whose previous plan the compiled scores read (`Owners`: its consumer's number per queue id),
-with no placement inputs. Anywhere else the strategy's `assign` runs. The twin gives its plan
+whose previous plan the compiled scores read (`Owners`: its consumer's number per queue id)
+and holds plain ints too (sticky keeps a previous plan's own objects, True or an IntEnum
+member, where the group's queue equals them; a twin gives back ints), with no placement
+inputs. Anywhere else the strategy's `assign` runs. The twin gives its plan
 both as lists and as positions in the group's sorted queues (ProtocolRun.positions' form), so
 the compiled scores take it without reading the lists back.
 tests/evaluation/test_compiled_strategies.py holds each twin to its strategy's reference on

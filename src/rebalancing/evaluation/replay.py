@@ -52,6 +52,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from functools import partial
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from rebalancing.contract import (
@@ -275,6 +276,10 @@ class _Runner:
         self.twin: Twin | None = None
         self.numbers: ConsumerNumbers | None = None
         self.positions: tuple[Any, Any] | None = None
+        # whether every queue id of the plan in force is a plain int, as a twin gives them back:
+        # sticky keeps its previous plan's own ids (True, an IntEnum member) where the group's
+        # queue equals them, so the twin may stand for it only then (kept with a twin only)
+        self.plain_previous = True
 
     def assign(self) -> Callable[..., Any]:
         """The strategy's `assign`, given the step's placement it declares (`self.inputs`)."""
@@ -326,11 +331,12 @@ class _Runner:
 
     def _twin_ready(self, group: _Group, owners: Owners | None) -> bool:
         """Whether the compiled twin stands for the strategy on this step: it has one, the
-        previous plan is known as `owners`, the queues are plain ints with consumers to take
-        them, and the step passes the strategy no placement."""
+        previous plan is known as `owners` and holds plain ints only, the queues are plain ints
+        with consumers to take them, and the step passes the strategy no placement."""
         return (
             self.twin is not None
             and owners is not None
+            and self.plain_previous
             and group.integers is not None
             and group.integers.plain
             and len(group.consumers) > 0
@@ -503,7 +509,8 @@ def score_scenario(
         for runner in runners.values():
             runner.owners = NO_PLAN
             runner.numbers = numbers
-            runner.twin = twin_of(runner.strategy.assign)
+            if runner.session is None:  # a protocol's session rebalances, never its `assign`
+                runner.twin = twin_of(runner.strategy.assign)
     before: _Group | None = None
     for step in scenario.steps():
         group = _Group.of(step, before, numbers)
@@ -703,7 +710,7 @@ def _scored_compiled(
     only if its strategy reads the owners."""
     if runner.owners is None or group.integers is None or numbers is None:
         return None
-    from rebalancing.evaluation.compiled_scores import score_exact, score_positions
+    from rebalancing.evaluation.compiled_scores import plain_ints, score_exact, score_positions
 
     positions = run.positions if run is not None else runner.positions
     if positions is not None:
@@ -713,6 +720,10 @@ def _scored_compiled(
     if scored is None:
         return None
     scores, runner.owners = scored
+    if runner.twin is not None:  # the twin's own plans hold plain ints (read from an array)
+        runner.plain_previous = runner.positions is not None or plain_ints(
+            chain.from_iterable(plan.values())
+        )
     runner.previous = CheckedPlan.of_checked_lists(plan, within=group.queue_set)
     runner.previous_reading = None  # read `plan` if the reference needs it
     return scores
