@@ -8,6 +8,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import replace
 from enum import IntEnum
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -17,8 +18,14 @@ from hypothesis import strategies as st
 
 from rebalancing.contract import SortedIds
 from rebalancing.evaluation import compiled_strategies, replay
-from rebalancing.evaluation.compiled_scores import NO_OWNER, ConsumerNumbers, IntegerGroup, Owners
-from rebalancing.evaluation.compiled_strategies import sticky_twin, twin_of
+from rebalancing.evaluation.compiled_scores import (
+    NO_OWNER,
+    NO_PLAN,
+    ConsumerNumbers,
+    IntegerGroup,
+    Owners,
+)
+from rebalancing.evaluation.compiled_strategies import averagely_twin, sticky_twin, twin_of
 from rebalancing.evaluation.replay import ScoreRow, score_scenario, score_scenarios
 from rebalancing.evaluation.scenarios import (
     INITIAL,
@@ -27,7 +34,19 @@ from rebalancing.evaluation.scenarios import (
     Step,
     generate_scenarios,
 )
-from rebalancing.strategies import STRATEGIES, sticky
+from rebalancing.strategies import STRATEGIES, averagely, sticky
+
+
+def _integer_group(
+    queues: list[int], consumers: list[Any], numbers: ConsumerNumbers
+) -> IntegerGroup:
+    """The group as the compiled scores take it (its consumers numbered by `numbers`)."""
+    sorted_queues, sorted_consumers = SortedIds(queues, "queue"), SortedIds(consumers, "consumer")
+    group = IntegerGroup.of(
+        sorted_queues, sorted_queues.as_set, sorted_consumers, sorted_consumers.as_set, numbers
+    )
+    assert group is not None
+    return group
 
 
 def _twin_plan(
@@ -43,15 +62,7 @@ def _twin_plan(
     for consumer, owned in previous.items():
         for queue in owned:
             by_queue[queue] = numbers.number_of[consumer]
-    sorted_queues, sorted_consumers = SortedIds(queues, "queue"), SortedIds(consumers, "consumer")
-    group = IntegerGroup.of(
-        sorted_queues,
-        sorted_queues.as_set,
-        sorted_consumers,
-        sorted_consumers.as_set,
-        numbers,
-    )
-    assert group is not None
+    group = _integer_group(queues, consumers, numbers)
     owners = Owners(by_queue, bool(previous))
     return sticky_twin(group, owners, len(numbers.number_of))
 
@@ -123,8 +134,26 @@ def test_the_sticky_twin_agrees_with_the_reference_on_any_small_group(
     assert plan == sticky.reference_assign(queues, consumers, previous)
 
 
+def test_the_averagely_twin_gives_rocketmqs_blocks_on_thousands_of_seeded_groups() -> None:
+    for seed in range(2000):
+        rng = random.Random(seed)
+        universe = rng.randint(1, 400)
+        queues = rng.sample(range(universe), rng.randint(0, min(universe, 150)))
+        queues = queues[: rng.choice([len(queues), rng.randint(0, 8)])]  # fewer than consumers too
+        consumers = rng.sample(range(1000), rng.randint(1, 60))
+        numbers = ConsumerNumbers()
+        group = _integer_group(queues, consumers, numbers)
+        plan, (positions, starts) = averagely_twin(group, NO_PLAN, len(numbers.number_of))
+        expected = averagely.assign(queues, consumers)
+        assert plan == expected, seed
+        assert list(plan) == list(expected), seed
+        assert positions.tolist() == list(range(len(queues)))
+        assert starts.tolist()[1:] == list(accumulate(map(len, expected.values())))
+
+
 def test_only_the_registrys_own_function_has_a_twin() -> None:
     assert twin_of(STRATEGIES["sticky"].assign) is sticky_twin
+    assert twin_of(STRATEGIES["averagely"].assign) is averagely_twin
     assert twin_of(sticky.reference_assign) is None  # the definition itself runs as it is
 
     def my_sticky(queues: Any, consumers: Any, previous: Any = None) -> Any:

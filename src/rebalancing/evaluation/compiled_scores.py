@@ -83,6 +83,7 @@ class IntegerGroup:
     queue_set: frozenset[Any]
     consumer_set: frozenset[Any]
     plain: bool = False
+    queues: Sequence[Any] = ()  # the queue ids themselves, sorted (what `queue_ids` holds)
 
     @staticmethod
     def of(
@@ -111,6 +112,7 @@ class IntegerGroup:
             queue_set,
             consumer_set,
             plain_ints(queues),
+            queues,
         )
 
     def with_consumers(
@@ -127,6 +129,7 @@ class IntegerGroup:
             self.queue_set,
             consumer_set,
             self.plain,
+            self.queues,
         )
 
 

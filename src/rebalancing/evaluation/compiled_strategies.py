@@ -24,13 +24,14 @@ Needs numba and numpy (the spark and dev extras); compiled on first use, cached 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import accumulate, chain, repeat
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from rebalancing.evaluation.compiled_scores import NO_OWNER, IntegerGroup, Owners
-from rebalancing.strategies import sticky
+from rebalancing.strategies import averagely, sticky
 
 Twin = Callable[[IntegerGroup, Owners, int], tuple[dict[Any, list[Any]], tuple[Any, Any]]]
 """(the group, its previous plan's owners, how many consumer numbers the scenario has given)
@@ -137,7 +138,30 @@ def sticky_twin(
     return plan, (grouped, starts)
 
 
-TWINS: dict[Callable[..., Any], Twin] = {sticky.assign: sticky_twin}
+def averagely_twin(
+    group: IntegerGroup, previous: Owners, number_count: int
+) -> tuple[dict[Any, list[Any]], tuple[Any, Any]]:
+    """averagely.assign's plan for `group` (it ignores `previous`): consumer i of n takes the
+    i-th block of the sorted queues, the first |Q| mod n blocks one queue longer (RocketMQ's
+    formula; with fewer queues than consumers, the first |Q| take one each). The positions are
+    0 .. |Q| - 1 in order, so no kernel is needed: only the blocks' bounds."""
+    queue_count, consumer_count = group.queue_ids.shape[0], len(group.consumers)
+    base, remainder = divmod(queue_count, consumer_count)
+    sizes = chain(repeat(base + 1, remainder), repeat(base, consumer_count - remainder))
+    bounds = list(accumulate(sizes, initial=0))
+    queues = list(group.queues)  # the ids themselves: no int made per queue
+    plan = {
+        consumer: queues[start:end]
+        for consumer, start, end in zip(group.consumers, bounds, bounds[1:], strict=False)
+    }
+    positions = np.arange(queue_count, dtype=np.int64), np.array(bounds, dtype=np.int64)
+    return plan, positions
+
+
+TWINS: dict[Callable[..., Any], Twin] = {
+    sticky.assign: sticky_twin,
+    averagely.assign: averagely_twin,
+}
 """A strategy's `assign` -> its compiled twin."""
 
 
