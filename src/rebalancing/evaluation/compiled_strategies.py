@@ -16,7 +16,10 @@ thousands of seeded groups, and the scoring core's rows with twins to those with
 Why: in the harness the previous plan is already an array of owners and the queues an array
 of ids, so sticky's three steps are three passes over arrays, where its Python reference
 builds a set of the kept queues and a list per consumer (about 70 µs a call on the
-harness's default groups, 14% of a worker's time; issue 35).
+harness's default groups, 14% of a worker's time; issue 35); averagely's twin needs no kernel,
+only its blocks' bounds, and saves the scores reading its plan back.
+Runtime complexity: sticky's O(|Q| log |C| + |C| log |C| + number of consumer numbers),
+averagely's O(|Q| + |C|).
 Timing: a row's `assign_micros` is the twin's call, plan lists included.
 Needs numba and numpy (the spark and dev extras); compiled on first use, cached on disk.
 """
