@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS, Aggregate
-from rebalancing.evaluation.glossary import SCORES
+from rebalancing.evaluation.glossary import SCORES, TIMED_AS_TWINS
 from rebalancing.evaluation.verdict import (
     SYSTEM_VERDICTS,
     compare,
@@ -149,6 +149,32 @@ def test_a_tie_is_broken_by_time_only_when_one_is_at_least_twice_as_fast() -> No
     assert "faster" in by_speed.reason
     close = decide(summary_of(a=fast, b=slightly_slower), SYSTEM_VERDICTS["rocketmq-broker"])
     assert close.is_tie
+
+
+def test_a_tie_is_not_broken_by_a_compiled_twins_time_against_a_python_functions() -> None:
+    # the kernel engine times sticky on its compiled twin: a copy of sticky in Python that ties
+    # with it is not slower for that, and two Python strategies are still told apart by time
+    twin = metrics(assign_micros=spread_around(10.0, 1.0))
+    python = metrics(assign_micros=spread_around(100.0, 10.0))
+    mixed = decide(summary_of(sticky=twin, my_sticky=python), SYSTEM_VERDICTS["rocketmq-broker"])
+    assert mixed.is_tie
+    assert "faster" not in mixed.reason
+    both_twins = decide(
+        summary_of(sticky=twin, averagely=python), SYSTEM_VERDICTS["rocketmq-broker"]
+    )
+    assert both_twins.recommended == ("sticky",)
+    assert "faster" in both_twins.reason
+
+
+def test_the_strategies_timed_as_twins_are_those_with_a_compiled_twin() -> None:
+    from rebalancing.evaluation.compiled_strategies import twin_of
+
+    twinned = {  # a protocol's session rebalances, never its `assign`: it runs no twin
+        name
+        for name, strategy in STRATEGIES.items()
+        if strategy.open_session is None and twin_of(strategy.assign) is not None
+    }
+    assert twinned == TIMED_AS_TWINS
 
 
 def test_every_system_of_the_registry_has_a_verdict_and_candidates() -> None:

@@ -165,7 +165,8 @@ TWINS: dict[Callable[..., Any], Twin] = {
     sticky.assign: sticky_twin,
     averagely.assign: averagely_twin,
 }
-"""A strategy's `assign` -> its compiled twin."""
+"""A strategy's `assign` -> its compiled twin (by registry name: glossary.TIMED_AS_TWINS, which
+the verdict reads)."""
 
 
 def twin_of(assign: Callable[..., Any]) -> Twin | None:

@@ -41,6 +41,11 @@ class Score:
     broken_at: float | None = None  # a value this high in any rebalance is a broken plan
 
 
+TIMED_AS_TWINS = frozenset({"averagely", "sticky"})
+"""The registry's strategies whose time (`assign_micros`) the kernel engine measures on their
+compiled twins (rebalancing.evaluation.compiled_strategies, the same plans), not on their
+Python functions: a time of theirs is not set against a Python strategy's (the verdict)."""
+
 SCORES: dict[str, Score] = {
     score.metric: score
     for score in (

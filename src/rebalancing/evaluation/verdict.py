@@ -20,7 +20,9 @@ How it decides (the same for every system, only the criteria differ):
 - Among the rest, the criteria are taken in the system's order (balance, then what that system
   pays for: paused queues, hand-overs, moves, stickiness): each keeps the candidates that are not
   worse than the best one left. One left is the recommendation; several left are a tie, unless
-  one rebalances at least twice as fast at the 99th percentile (time is not part of dominance).
+  one rebalances at least twice as fast at the 99th percentile (time is not part of dominance;
+  a time the kernel engine took on a compiled twin, glossary.TIMED_AS_TWINS, is not set against
+  a Python function's).
 
 Runtime complexity: O(candidates^2 x criteria).
 """
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
-from rebalancing.evaluation.glossary import SCORES, Score, format_value
+from rebalancing.evaluation.glossary import SCORES, TIMED_AS_TWINS, Score, format_value
 from rebalancing.strategies import STRATEGIES, SYSTEMS, Strategy
 from rebalancing.strategies.registry import default_strategies, runs_on
 
@@ -616,7 +618,10 @@ def _tie(
         for difference in differences[(first, second)]
     )
     times = {name: overall[name]["assign_micros"].p99 for name in left}
-    if all(value is not None for value in times.values()):
+    # a compiled twin's time against a Python function's says nothing about either's speed
+    twinned = TIMED_AS_TWINS.intersection(left)
+    timed_alike = not twinned or twinned == set(left)
+    if timed_alike and all(value is not None for value in times.values()):
         fastest = min(left, key=lambda name: times[name] or 0.0)
         others = [name for name in left if name != fastest]
         slowest_ratio = min(
