@@ -19,7 +19,10 @@ next step passes as `previous`. The scores count the plan either compiled, from 
 queue ids or, for a protocol run that gives them, of its queues' positions
 (rebalancing.evaluation.compiled_scores: the CheckedPlan is then inverted only if the
 strategy reads its owners), or with the reference, through the CheckedPlan's inversion (`engine`
-on `score_scenario`; the rows are the same). The strategies take both without checking,
+on `score_scenario`; the rows are the same). The kernel engine also runs the registry's
+`sticky` and `averagely` as compiled twins where the group's ids allow
+(rebalancing.evaluation.compiled_strategies: the same plans, timed as the twins' calls, handed
+to the scores as positions). The strategies take both without checking,
 sorting or inverting them again, so `assign_micros` is the strategy's own work on inputs
 already checked (a CheckedPlan not inverted yet is inverted by the strategy that reads it). A
 plan that fails the check is passed on as it was, for the strategy to refuse. The contract's
