@@ -135,9 +135,9 @@ SCORES: dict[str, Score] = {
         Score(
             "assign_micros",
             "time",
-            "wall time of one rebalance: the strategy's call (sticky's: its compiled twin's "
-            "where the compiled scores run it, the same plans), or the protocol session's "
-            "rebalance, on this machine",
+            "wall time of one rebalance: the strategy's call (sticky's and averagely's: their "
+            "compiled twins' where the compiled scores run them, the same plans), or the "
+            "protocol session's rebalance, on this machine",
             "µs",
             "lower",
         ),
