@@ -19,6 +19,7 @@ from rebalancing.evaluation.verdict import (
     conclusion,
     decide,
     how_to_run,
+    ranking,
     render_markdown,
     render_text,
 )
@@ -175,6 +176,17 @@ def test_the_strategies_timed_as_twins_are_those_with_a_compiled_twin() -> None:
         if strategy.open_session is None and twin_of(strategy.assign) is not None
     }
     assert twinned == TIMED_AS_TWINS
+
+
+def test_the_table_orders_means_that_print_alike_by_the_next_deciding_score() -> None:
+    # paused 150.05 and 150.07 both print as 150: the reader sees them level, so moves orders
+    summary = summary_of(
+        sticky=metrics(moves=spread_around(5.0, 1.0), queues_paused=spread_around(100.0, 1.0)),
+        averagely=metrics(moves=exactly(49.9), queues_paused=exactly(150.049)),
+        bounded=metrics(moves=exactly(19.8), queues_paused=exactly(150.066)),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["kafka-eager"])
+    assert ranking(verdict) == ["sticky", "bounded", "averagely"]
 
 
 def test_every_system_of_the_registry_has_a_verdict_and_candidates() -> None:

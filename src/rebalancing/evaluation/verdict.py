@@ -690,7 +690,8 @@ def _header(metric: str, statistic: str) -> str:
 
 def ranking(verdict: Verdict) -> list[str]:
     """The candidates as the verdict ranks them: the recommended first, then the others by
-    their means on the deciding scores in order; those set aside last."""
+    their means on the deciding scores in order, as the table prints them (two means that
+    print alike are level there, and the next score orders them); those set aside last."""
     criteria = [SCORES[metric] for metric in verdict.system.criteria]
 
     def key(name: str) -> tuple[Any, ...]:
@@ -703,9 +704,12 @@ def ranking(verdict: Verdict) -> list[str]:
 
 
 def _rank_value(mean: float | None, score: Score) -> float:
-    if mean is None:
+    """`mean` as printed (format_value's rounding), signed so that lower ranks first."""
+    shown = format_value(score, mean)
+    if shown == "n/a":
         return math.inf
-    return -mean if score.better == "higher" else mean
+    value = float(shown.replace(",", ""))
+    return -value if score.better == "higher" else value
 
 
 def table(verdict: Verdict) -> tuple[list[str], list[list[str]]]:
