@@ -25,6 +25,16 @@ def test_module_colon_function_resolves_to_that_function() -> None:
     assert strategy.open_session is None
 
 
+def test_a_module_not_on_the_path_is_named_with_a_pythonpath_hint() -> None:
+    with pytest.raises(ValueError, match="on PYTHONPATH") as missing:
+        resolve("no_such_module_here:assign")
+    assert "could not import module 'no_such_module_here'" in str(missing.value)
+    # a package on the path that lacks the module: the path is not the cause, no hint
+    with pytest.raises(ValueError, match="could not import module") as inner:
+        resolve("rebalancing.no_such_submodule:assign")
+    assert "PYTHONPATH" not in str(inner.value)
+
+
 def test_module_colon_name_of_a_strategy_object_gives_that_object() -> None:
     assert resolve("tests.strategies.test_registry:MY_STRATEGY") is MY_STRATEGY
 

@@ -441,9 +441,15 @@ def resolve(name: str) -> Strategy:
     try:
         module = importlib.import_module(module_name)
     except Exception as error:  # a user's module may fail to import in any way: say how
+        hint = ""
+        if isinstance(error, ModuleNotFoundError) and error.name == module_name.split(".")[0]:
+            hint = (
+                "; is the folder that holds it on PYTHONPATH? The installed `rebalancing` "
+                "command does not look in the current directory: PYTHONPATH=. does"
+            )
         raise ValueError(
             f"strategy {shortened_repr(name)}: could not import module "
-            f"{shortened_repr(module_name)} ({type(error).__name__}: {error})"
+            f"{shortened_repr(module_name)} ({type(error).__name__}: {error}){hint}"
         ) from error
     found = getattr(module, attribute, None)
     if isinstance(found, Strategy):
