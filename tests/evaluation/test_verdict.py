@@ -189,6 +189,19 @@ def test_the_table_orders_means_that_print_alike_by_the_next_deciding_score() ->
     assert ranking(verdict) == ["sticky", "bounded", "averagely"]
 
 
+def test_the_reason_names_the_scores_they_are_level_on_only_where_the_table_shows_them() -> None:
+    # `any` decides on converged first, but its table has no converged column
+    summary = summary_of(
+        fast=metrics(converged=exactly(1.0), queues_paused=spread_around(50.0, 5.0)),
+        slow=metrics(converged=exactly(1.0), queues_paused=spread_around(125.0, 5.0)),
+    )
+    verdict = decide(summary, SYSTEM_VERDICTS["any"])
+    assert verdict.recommended == ("fast",)
+    assert "converged" not in {metric for metric, _ in verdict.system.shown}
+    assert "level on balance)" in verdict.reason
+    assert "converged" not in verdict.reason
+
+
 def test_every_system_of_the_registry_has_a_verdict_and_candidates() -> None:
     assert set(SYSTEM_VERDICTS) == {*SYSTEMS, "any"}
     for name, system in SYSTEM_VERDICTS.items():

@@ -447,10 +447,11 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
     }
     dominated = {name: by for name, by in dominated.items() if by}
     undominated = [name for name in sound if name not in dominated]
-    recommended, reason = _recommend(undominated, criteria, overall, differences)
+    in_table = frozenset(metric for metric, _ in system.shown)
+    recommended, reason = _recommend(undominated, criteria, overall, differences, in_table)
     if len(undominated) == 1 and len(sound) > 1:
         # the criteria in order over every sound candidate say what sets it apart
-        over_all, why = _recommend(sound, criteria, overall, differences)
+        over_all, why = _recommend(sound, criteria, overall, differences, in_table)
         reason = (
             why
             if over_all == recommended
@@ -487,8 +488,10 @@ def _recommend(
     criteria: list[Score],
     overall: Mapping[str, Mapping[str, Aggregate]],
     differences: Mapping[tuple[str, str], list[Difference]],
+    in_table: frozenset[str],
 ) -> tuple[tuple[str, ...], str]:
-    """The candidates the criteria, in order, keep; and the reason, from the numbers."""
+    """The candidates the criteria, in order, keep; and the reason, from the numbers (naming
+    the scores they are level on only where the table shows them, `in_table`)."""
     if not left:
         return (), "No candidate of this system was scored, or every one was set aside above."
     if len(left) == 1:
@@ -503,7 +506,8 @@ def _recommend(
         if len(keep) < len(left):
             dropped = [name for name in left if name not in keep]
             if len(keep) == 1:
-                sentence = _reason(best, dropped, score, overall, tied_on, differences, index)
+                level_on = [tied for tied in tied_on if tied.metric in in_table]
+                sentence = _reason(best, dropped, score, overall, level_on, differences, index)
                 return (best,), " ".join([sentence, *out_earlier])
             out_earlier.append(_out_on(score, best, dropped, overall))
             left = keep
@@ -579,7 +583,8 @@ def _reason(
     differences: Mapping[tuple[str, str], list[Difference]],
     index: int,
 ) -> str:
-    """Why `pick` won on `score` against the best of those it set aside there."""
+    """Why `pick` won on `score` against the best of those it set aside there (`tied_on`: the
+    earlier criteria, those the table shows, that they were level on)."""
     runner_up = min(dropped, key=lambda name: _sort_key(overall[name][score.metric], score))
     difference = differences[(pick, runner_up)][index]
     unit = _unit(score)
