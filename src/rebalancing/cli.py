@@ -5,11 +5,10 @@ Spark harness as `python -m rebalancing.harness` does, `systems` lists where str
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Sequence
 
-from rebalancing.evaluation.compare import closing_lines, compare_parser, print_comparison
-from rebalancing.evaluation.profile import ParameterError, profile_from
 from rebalancing.evaluation.verdict import SYSTEM_VERDICTS
 
 LOCAL_LIMIT = 20_000
@@ -22,8 +21,36 @@ COMMANDS = {
 }
 
 
+LOCAL_NEEDS = ("matplotlib",)
+"""What a comparison in one process imports beyond the library: the report's figures."""
+
+SPARK_NEEDS = ("pyspark", "pyarrow", "pandas", "matplotlib")
+"""What the Spark harness imports beyond the library (all of them in the spark extra)."""
+
+
+def _missing_packages(command: str, packages: Sequence[str]) -> bool:
+    """Whether any of `packages` is not installed (found without importing them); if so, one
+    line names them and the extra that brings them, so that `systems` and `--help` work with
+    the library alone while `compare` and `harness` say what to install instead of a
+    traceback."""
+    missing = [name for name in packages if importlib.util.find_spec(name) is None]
+    if missing:
+        print(
+            f"error: rebalancing {command} needs {', '.join(missing)}, which the spark extra "
+            "installs: pip install -e '.[spark]'",
+            file=sys.stderr,
+        )
+    return bool(missing)
+
+
 def compare_main(arguments: Sequence[str]) -> int:
-    """`rebalancing compare`; 2 with one line naming the culprit on a bad parameter."""
+    """`rebalancing compare`; 2 with one line naming the culprit on a bad parameter, or the
+    packages to install when they are missing."""
+    if _missing_packages("compare", LOCAL_NEEDS):
+        return 2
+    from rebalancing.evaluation.compare import closing_lines, compare_parser, print_comparison
+    from rebalancing.evaluation.profile import ParameterError, profile_from
+
     parser = compare_parser("rebalancing compare")
     parser.add_argument(
         "--engine",
@@ -43,6 +70,8 @@ def compare_main(arguments: Sequence[str]) -> int:
     ):
         print_comparison(profile, namespace.table)
         return 0
+    if _missing_packages("compare --engine spark", SPARK_NEEDS):
+        return 2
     from rebalancing.harness.job import run  # imports pyspark
     from rebalancing.harness.options import HarnessOptions
 
@@ -82,6 +111,8 @@ def main(arguments: Sequence[str] | None = None) -> int:
         print(systems_text())
         return 0
     if command == "harness":
+        if _missing_packages("harness", SPARK_NEEDS):
+            return 2
         from rebalancing.harness.__main__ import main as harness_main
 
         return harness_main(rest)

@@ -78,6 +78,40 @@ def test_rebalancing_systems_lists_every_system_with_its_candidates(
     assert "sticky," not in cooperative.replace("cooperative_sticky", "")
 
 
+SOURCE = Path(__file__).parents[2] / "src"
+
+
+def _without_the_spark_extra(arguments: list[str]) -> subprocess.CompletedProcess[str]:
+    """`rebalancing ARGUMENTS` in a fresh interpreter without site-packages (`-S`): the package
+    from its source and the standard library, as `pip install -e .` leaves a library user."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(SOURCE)!r}); "
+        f"from rebalancing.cli import main; sys.exit(main({arguments!r}))"
+    )
+    return subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_systems_and_help_work_with_the_library_alone() -> None:
+    systems = _without_the_spark_extra(["systems"])
+    assert systems.returncode == 0, systems.stderr
+    assert "kafka-eager:" in systems.stdout
+    helped = _without_the_spark_extra(["--help"])
+    assert helped.returncode == 0, helped.stderr
+    assert "compare" in helped.stdout
+
+
+def test_compare_and_harness_without_the_spark_extra_name_what_to_install() -> None:
+    for command in ("compare", "harness"):
+        completed = _without_the_spark_extra([command, "--scenarios", "10"])
+        assert completed.returncode == 2
+        assert "Traceback" not in completed.stderr
+        assert f"rebalancing {command} needs" in completed.stderr
+        assert "matplotlib" in completed.stderr
+        assert "pip install -e '.[spark]'" in completed.stderr
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
