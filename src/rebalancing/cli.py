@@ -70,7 +70,7 @@ def compare_main(arguments: Sequence[str]) -> int:
     ):
         print_comparison(profile, namespace.table)
         return 0
-    if _missing_packages("compare --engine spark", SPARK_NEEDS):
+    if _missing_packages("compare on Spark (--engine spark, or auto above 20,000)", SPARK_NEEDS):
         return 2
     from rebalancing.harness.job import run  # imports pyspark
     from rebalancing.harness.options import HarnessOptions
