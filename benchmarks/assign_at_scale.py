@@ -22,7 +22,7 @@ from functools import partial
 
 from shared import floor, timed
 from rebalancing.contract import prepare
-from rebalancing.evaluation.scores import score
+from rebalancing.evaluation.scoring.scores import score
 from rebalancing.strategies import STRATEGIES
 
 name, queue_count, consumer_count, repeats = sys.argv[1], *map(int, sys.argv[2:5])

@@ -20,9 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from rebalancing.evaluation.compare import compare
-from rebalancing.evaluation.profile import add_profile_arguments, new_parser, profile_from
-from rebalancing.evaluation.verdict import SYSTEM_VERDICTS, render_markdown
+from rebalancing.evaluation.command.compare import compare
+from rebalancing.evaluation.command.profile import add_profile_arguments, new_parser, profile_from
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
+from rebalancing.evaluation.report.verdict_text import render_markdown
 from shared import commit, description
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -60,7 +60,7 @@ def main() -> int:
         "| --system | candidates scored | whole command s | scoring s |",
         "|---|---|---|---|",
     ]
-    from rebalancing.evaluation.verdict import SYSTEM_VERDICTS
+    from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 
     for system in SYSTEMS:
         runs = [one_run(system) for _ in range(given.repeats)]

@@ -1,5 +1,5 @@
 """How far the balanced, zone-matching strategies are from the fewest cross-zone queues any
-balanced plan reads (rebalancing.evaluation.placement_scores.fewest_cross_zone).
+balanced plan reads (rebalancing.evaluation.scoring.placement_scores.fewest_cross_zone).
 
 Usage: python benchmarks/cross_zone_gap.py [--groups 200]
 Group s (seed s): 1-60 queues, 1-8 consumers, 1-3 zones; each consumer in a random zone (one
@@ -17,7 +17,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from rebalancing.evaluation.placement_scores import cross_zone_count, fewest_cross_zone
+from rebalancing.evaluation.scoring.placement_scores import cross_zone_count, fewest_cross_zone
 from rebalancing.strategies import STRATEGIES
 from shared import description
 

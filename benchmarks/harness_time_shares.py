@@ -25,8 +25,8 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 
-from rebalancing.evaluation.replay import ScoreRow, score_scenarios
-from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenarios
 from rebalancing.harness.columns import count_values, rows_to_batch
 from rebalancing.harness.options import parse_options
 from rebalancing.strategies import STRATEGIES

@@ -7,7 +7,7 @@ queues i mod n moves in name order (Pulsar) against join order (RabbitMQ's super
 
 Writes protocol_time.md (the tables, with the command, commit and machine load at the top) and
 protocol_time_seconds.png, protocol_time_queue_seconds.png, protocol_time_moves.png. The
-measuring is rebalancing.evaluation.protocol_time's (the comparison notebook calls the same
+measuring is rebalancing.evaluation.scoring.protocol_time's (the comparison notebook calls the same
 functions); every figure is simulated time, so it depends on the seeds only, not on the machine.
 """
 
@@ -24,7 +24,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from rebalancing.evaluation import protocol_time
+from rebalancing.evaluation.scoring import protocol_time
 from shared import commit, description
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from functools import partial
 
 from rebalancing.contract import ProtocolRun
-from rebalancing.evaluation.scenarios import generate_scenarios
+from rebalancing.evaluation.scenarios.changes import generate_scenarios
 from rebalancing.sac.schedulers import RELEASE_POLICIES
 from rebalancing.strategies import sac
 

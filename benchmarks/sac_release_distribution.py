@@ -12,7 +12,7 @@ import argparse
 import random
 import statistics
 
-from rebalancing.evaluation.aggregates import percentile
+from rebalancing.evaluation.scoring.aggregates import percentile
 from rebalancing.sac.model import POSITION_VARIANTS, SacState, terminal_invariant_violations
 from rebalancing.sac.schedulers import run_random
 

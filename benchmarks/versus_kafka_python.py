@@ -17,7 +17,7 @@ kafka-python's time excludes the wire decoding it does in a real group.
 Every (assignor, size, case) runs in a fresh process; one that takes longer than --timeout
 seconds is reported as such and the assignor is not tried at larger sizes. Times are medians of
 up to --repeats calls (fewer once the calls add up to a minute). Balance and stickiness of both
-sides are scored by rebalancing.evaluation.scores. Prints a Markdown table.
+sides are scored by rebalancing.evaluation.scoring.scores. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import json, sys
 
 from shared import timed
 
-from rebalancing.evaluation.scores import score
+from rebalancing.evaluation.scoring.scores import score
 from rebalancing.strategies import STRATEGIES
 
 side, name, case = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -6,7 +6,7 @@ For each probability that a consumer's consumer list is stale after a change (it
 a third of that), scores the same scenarios client-side and prints, per client-side strategy,
 the mean queue-periods read twice and unread per rebalance, their share of all queue-periods of
 the rebalances that disagreed, and the longest time to agree. Broker-side, both are 0 by
-construction (rebalancing.evaluation.views).
+construction (rebalancing.evaluation.scenarios.views).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 from collections import defaultdict
 
-from rebalancing.evaluation.replay import score_scenarios
-from rebalancing.evaluation.scenarios import generate_scenarios
-from rebalancing.evaluation.views import ViewSettings
+from rebalancing.evaluation.scenarios.changes import generate_scenarios
+from rebalancing.evaluation.scenarios.views import ViewSettings
+from rebalancing.evaluation.scoring.replay import score_scenarios
 from rebalancing.strategies import STRATEGIES
 
 

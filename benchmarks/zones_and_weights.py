@@ -35,9 +35,9 @@ import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.transforms import Bbox
 
-from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
-from rebalancing.evaluation.compare import compare
-from rebalancing.evaluation.profile import add_profile_arguments, new_parser, profile_from
+from rebalancing.evaluation.command.compare import compare
+from rebalancing.evaluation.command.profile import add_profile_arguments, new_parser, profile_from
+from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate
 from rebalancing.strategies import STRATEGIES
 from shared import commit, description
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rebalancing.evaluation.glossary import SCORES
+from rebalancing.evaluation.scoring.definitions import SCORES
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -126,7 +126,8 @@ def test_every_relative_link_resolves_to_a_file_of_the_repository(path: Path) ->
 
 
 def test_scores_page_carries_every_glossary_entry_word_for_word(built_site: Path) -> None:
-    """The table is generated from rebalancing.evaluation.glossary.SCORES at build time."""
+    """The table is generated from rebalancing.evaluation.scoring.definitions.SCORES at build
+    time."""
     page = (built_site / "reference" / "scores.html").read_text()
     for score in SCORES.values():
         for text in (score.metric, score.label, score.definition):

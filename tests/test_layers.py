@@ -118,3 +118,126 @@ def test_the_library_layer_imports_nothing_heavy_and_nothing_of_the_evaluation()
     assert [name for name in loaded if name.split(".")[0] in heavy] == []
     outside = ("rebalancing.evaluation", "rebalancing.harness", "rebalancing.runtime")
     assert [name for name in loaded if name.startswith(outside)] == []
+
+
+# The evaluation's stages, in the order a scenario goes through them: a module may import from its
+# own stage and the earlier ones only (the package's own __init__, __main__ and `moved`, the
+# deprecated old paths, stand above them all).
+STAGES = ("scenarios", "scoring", "decision", "report", "command")
+EVALUATION = PACKAGE / "evaluation"
+STAGED = sorted(path for path in EVALUATION.rglob("*.py") if path.parent != EVALUATION)
+
+
+def _stage_of_module(name: str) -> str | None:
+    parts = name.split(".")
+    if parts[:2] == ["rebalancing", "evaluation"] and len(parts) > 2 and parts[2] in STAGES:
+        return parts[2]
+    return None
+
+
+@pytest.mark.parametrize("path", STAGED, ids=[str(p.relative_to(EVALUATION)) for p in STAGED])
+def test_evaluation_modules_import_only_their_own_and_earlier_stages(path: Path) -> None:
+    stage = path.relative_to(EVALUATION).parts[0]
+    assert stage in STAGES, f"{path.relative_to(EVALUATION)} is in no stage"
+    later = {
+        imported
+        for imported in _imported_modules(path)
+        if (other := _stage_of_module(imported)) and STAGES.index(other) > STAGES.index(stage)
+    }
+    assert not later, f"{stage} reaches a later stage: {sorted(later)}"
+    outside = {
+        imported
+        for imported in _imported_modules(path)
+        if imported.startswith("rebalancing.evaluation") and _stage_of_module(imported) is None
+    }
+    assert not outside, f"{stage} reaches above the stages: {sorted(outside)}"
+
+
+def _module_name(path: Path) -> str:
+    parts = ["rebalancing", *path.relative_to(PACKAGE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULE_NAMES = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """The package's modules that `path` imports, anywhere in it but under `if TYPE_CHECKING`:
+    `from P import N` is P.N where that is a module, else P (its __init__)."""
+    name = _module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package[: len(package) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                child = f"{base}.{alias.name}"
+                found.add(child if child in MODULE_NAMES else base)
+    return {module for module in found if module in MODULE_NAMES}
+
+
+def test_no_import_circle_anywhere_in_the_package() -> None:
+    graph = {name: _imported_modules(path) - {name} for name, path in MODULE_NAMES.items()}
+    circles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for imported in sorted(graph[module]):
+            if state.get(imported) == 1:
+                circles.append([*path[path.index(imported) :], imported])
+            elif imported not in state:
+                visit(imported)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+    assert not circles, "import circles: " + "; ".join(" -> ".join(c) for c in circles[:5])
+
+
+def test_the_circle_finder_sees_a_circle() -> None:
+    # the reader above resolves `from P import N` to the module P.N: a package's __init__ that
+    # re-exports a child, and the child importing the package, is a circle
+    child = EVALUATION / "scoring" / "scores.py"
+    assert "rebalancing.evaluation.scoring" not in _imported_modules(child)
+    init = EVALUATION / "scoring" / "__init__.py"
+    assert "rebalancing.evaluation.scoring.scores" in _imported_modules(init)
+
+
+LONGEST_MODULE = 600
+"""A module longer than this says why it is kept in one piece, in its docstring ("kept in one
+module")."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(PACKAGE.rglob("*.py")),
+    ids=[str(p.relative_to(PACKAGE)) for p in sorted(PACKAGE.rglob("*.py"))],
+)
+def test_modules_are_short_or_say_why_not(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    if source.count("\n") < LONGEST_MODULE:
+        return
+    docstring = ast.get_docstring(ast.parse(source)) or ""
+    assert "kept in one module" in docstring, (
+        f"{path.relative_to(PACKAGE)} has {source.count(chr(10))} lines and its docstring "
+        "does not say why it is kept in one module"
+    )

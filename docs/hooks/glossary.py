@@ -1,5 +1,5 @@
 """MkDocs hook: replace `<!-- glossary: scores -->` and `<!-- glossary: columns -->` on a page with
-tables generated from rebalancing.evaluation.glossary, so the docs never describe a score in
+tables generated from rebalancing.evaluation.scoring.definitions, so the docs never describe a score in
 other words than summary.md, the command lines' --help and the report do.
 """
 
@@ -11,12 +11,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from rebalancing.evaluation.glossary import (
-    PLACEMENT_COLUMNS,
-    SCORES,
-    SUMMARY_COLUMNS,
-    VIEW_COLUMNS,
-)
+from rebalancing.evaluation.report.tables import PLACEMENT_COLUMNS, SUMMARY_COLUMNS, VIEW_COLUMNS
+from rebalancing.evaluation.scoring.definitions import SCORES
 
 BETTER = {"lower": "lower", "higher": "higher", "zero": "must be 0"}
 

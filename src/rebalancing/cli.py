@@ -9,7 +9,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-from rebalancing.evaluation.verdict import SYSTEM_VERDICTS
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 
 LOCAL_LIMIT = 20_000
 """`--engine auto` scores up to this many scenarios in one process, more with Spark."""
@@ -48,8 +48,12 @@ def compare_main(arguments: Sequence[str]) -> int:
     packages to install when they are missing."""
     if _missing_packages("compare", LOCAL_NEEDS):
         return 2
-    from rebalancing.evaluation.compare import closing_lines, compare_parser, print_comparison
-    from rebalancing.evaluation.profile import ParameterError, profile_from
+    from rebalancing.evaluation.command.compare import (
+        closing_lines,
+        compare_parser,
+        print_comparison,
+    )
+    from rebalancing.evaluation.command.profile import ParameterError, profile_from
 
     parser = compare_parser("rebalancing compare")
     parser.add_argument(

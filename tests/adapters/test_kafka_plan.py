@@ -24,7 +24,7 @@ from rebalancing.adapters.kafka_plan import (
     subscribed_partitions,
 )
 from rebalancing.contract import PreviousMismatchWarning
-from rebalancing.evaluation.scores import score
+from rebalancing.evaluation.scoring.scores import score
 from rebalancing.strategies import STRATEGIES, Strategy, resolve, sticky
 from tests.evaluation.test_scores import JUNK
 

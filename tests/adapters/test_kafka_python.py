@@ -29,7 +29,7 @@ from kafka.protocol.consumer.metadata import (
 
 from rebalancing.adapters.kafka import kafka_python_assignor
 from rebalancing.adapters.kafka_plan import Partition, by_topic
-from rebalancing.evaluation.scores import score
+from rebalancing.evaluation.scoring.scores import score
 
 TOPICS = ("audit", "orders", "payments")
 

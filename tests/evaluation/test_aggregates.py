@@ -9,16 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.aggregates import (
+from rebalancing.evaluation.report.tables import markdown_table
+from rebalancing.evaluation.scenarios.changes import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scoring.aggregates import (
     ALL_CHANGES,
     METRICS,
     aggregate,
-    markdown_table,
     percentile,
     summarise,
 )
-from rebalancing.evaluation.replay import score_scenarios
-from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scoring.replay import score_scenarios
 from rebalancing.strategies import STRATEGIES
 
 

@@ -1,5 +1,6 @@
-"""The compiled scores (rebalancing.evaluation.compiled_scores) against the reference
-(rebalancing.evaluation.scores): the same rows on thousands of seeded scenarios, broken plans
+"""The compiled scores (rebalancing.evaluation.scoring.compiled_scores) against the reference
+(rebalancing.evaluation.scoring.scores): the same rows on thousands of seeded scenarios, broken
+plans
 included, and the same scores for any plan the compiled path accepts."""
 
 from __future__ import annotations
@@ -15,17 +16,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rebalancing.contract import CheckedPlan
-from rebalancing.evaluation import compiled_scores
-from rebalancing.evaluation.compiled_scores import (
+from rebalancing.evaluation.scenarios.changes import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scoring import compiled_scores
+from rebalancing.evaluation.scoring.compiled_scores import (
     NO_PLAN,
     ConsumerNumbers,
     IntegerGroup,
     score_exact,
     score_positions,
 )
-from rebalancing.evaluation.replay import ScoreRow, score_scenarios
-from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
-from rebalancing.evaluation.scores import score
+from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenarios
+from rebalancing.evaluation.scoring.scores import score
 from rebalancing.strategies import STRATEGIES
 from rebalancing.strategies.sac import Session
 from tests.evaluation.test_scores import HASHABLE_JUNK, JUNK

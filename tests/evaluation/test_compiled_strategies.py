@@ -1,4 +1,4 @@
-"""The compiled twins (rebalancing.evaluation.compiled_strategies) against their strategies'
+"""The compiled twins (rebalancing.evaluation.scoring.compiled_strategies) against their strategies'
 references: the same plans on thousands of seeded groups, the same rows from the scoring core
 with and without them, and the twin only where it may stand for the strategy."""
 
@@ -17,23 +17,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rebalancing.contract import SortedIds
-from rebalancing.evaluation import compiled_strategies, replay
-from rebalancing.evaluation.compiled_scores import (
-    NO_OWNER,
-    NO_PLAN,
-    ConsumerNumbers,
-    IntegerGroup,
-    Owners,
-)
-from rebalancing.evaluation.compiled_strategies import averagely_twin, sticky_twin, twin_of
-from rebalancing.evaluation.replay import ScoreRow, score_scenario, score_scenarios
-from rebalancing.evaluation.scenarios import (
+from rebalancing.evaluation.scenarios.changes import (
     INITIAL,
     Scenario,
     ScenarioSettings,
     Step,
     generate_scenarios,
 )
+from rebalancing.evaluation.scoring import compiled_strategies, replay
+from rebalancing.evaluation.scoring.compiled_scores import (
+    NO_OWNER,
+    NO_PLAN,
+    ConsumerNumbers,
+    IntegerGroup,
+    Owners,
+)
+from rebalancing.evaluation.scoring.compiled_strategies import averagely_twin, sticky_twin, twin_of
+from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenario, score_scenarios
 from rebalancing.strategies import STRATEGIES, averagely, sticky
 
 

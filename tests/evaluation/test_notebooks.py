@@ -17,7 +17,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from rebalancing.evaluation.verdict import SYSTEM_VERDICTS
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 EXECUTE = NOTEBOOKS / "execute.py"

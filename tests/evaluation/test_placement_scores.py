@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.placement_scores import (
+from rebalancing.evaluation.scoring.placement_scores import (
     cross_zone_count,
     fewest_cross_zone,
     load_kept,

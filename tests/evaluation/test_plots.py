@@ -11,10 +11,10 @@ matplotlib.use("Agg")
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from rebalancing.evaluation import plots
-from rebalancing.evaluation.aggregates import summarise
-from rebalancing.evaluation.replay import score_scenarios
-from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.report import plots
+from rebalancing.evaluation.scenarios.changes import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scoring.aggregates import summarise
+from rebalancing.evaluation.scoring.replay import score_scenarios
 from rebalancing.strategies import STRATEGIES
 
 SMALL = ScenarioSettings(queue_range=(1, 120), consumer_range=(1, 16))

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from rebalancing.evaluation.__main__ import main
-from rebalancing.evaluation.compare import compare_parser
-from rebalancing.evaluation.profile import profile_from
+from rebalancing.evaluation.command.compare import compare_parser
+from rebalancing.evaluation.command.profile import profile_from
 
 SMALL = ["--queues", "1:40", "--consumers", "1:8", "--changes", "1:4"]
 

@@ -1,5 +1,6 @@
 """The protocols' time scores in the rows, the summary and the verdict (issue 34 §2), and what
-one event costs each protocol in seconds and moves (§4: rebalancing.evaluation.protocol_time)."""
+one event costs each protocol in seconds and moves (§4:
+rebalancing.evaluation.scoring.protocol_time)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ import math
 import matplotlib
 import pytest
 
-from rebalancing.evaluation import protocol_time
-from rebalancing.evaluation.aggregates import METRICS, aggregate
-from rebalancing.evaluation.glossary import SCORES, SUMMARY_COLUMNS
-from rebalancing.evaluation.replay import score_scenario
-from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings
-from rebalancing.evaluation.verdict import SYSTEM_VERDICTS
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
+from rebalancing.evaluation.report.tables import SUMMARY_COLUMNS
+from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings
+from rebalancing.evaluation.scoring import protocol_time
+from rebalancing.evaluation.scoring.aggregates import METRICS, aggregate
+from rebalancing.evaluation.scoring.definitions import SCORES
+from rebalancing.evaluation.scoring.replay import score_scenario
 from rebalancing.strategies import STRATEGIES
 from rebalancing.strategies.event_hubs import (
     CYCLE_JITTER,

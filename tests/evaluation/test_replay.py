@@ -9,15 +9,15 @@ from types import MappingProxyType
 from typing import Any
 
 from rebalancing.contract import CheckedPlan, PreviousMismatchWarning, SortedIds
-from rebalancing.evaluation.replay import ROW_FIELDS, score_scenario, score_scenarios
-from rebalancing.evaluation.scenarios import (
+from rebalancing.evaluation.scenarios.changes import (
     INITIAL,
     Scenario,
     ScenarioSettings,
     generate_scenarios,
     scenario_seed,
 )
-from rebalancing.evaluation.scores import score
+from rebalancing.evaluation.scoring.replay import ROW_FIELDS, score_scenario, score_scenarios
+from rebalancing.evaluation.scoring.scores import score
 from rebalancing.strategies import STRATEGIES, sac
 
 SMALL = ScenarioSettings(queue_range=(1, 200), consumer_range=(1, 30))

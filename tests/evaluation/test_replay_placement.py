@@ -1,14 +1,14 @@
 """The scoring core with zones and weights: strategies get only the placement they declare, and
-rows carry the placement scores as rebalancing.evaluation.placement_scores computes them."""
+rows carry the placement scores as rebalancing.evaluation.scoring.placement_scores computes them."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from rebalancing.evaluation import placement_scores
-from rebalancing.evaluation.replay import score_scenario, score_scenarios
-from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scoring import placement_scores
+from rebalancing.evaluation.scoring.replay import score_scenario, score_scenarios
 from rebalancing.strategies import STRATEGIES, Strategy, averagely
 
 PLACED = ScenarioSettings(

@@ -17,21 +17,22 @@ matplotlib.use("Agg")
 
 import pytest
 
-from rebalancing.evaluation import plots
-from rebalancing.evaluation.aggregates import markdown_table, summarise
-from rebalancing.evaluation.compare import compare
-from rebalancing.evaluation.glossary import SUMMARY_COLUMNS
-from rebalancing.evaluation.profile import Profile
-from rebalancing.evaluation.replay import score_scenarios
-from rebalancing.evaluation.report_page import (
+from rebalancing.evaluation.command.compare import compare
+from rebalancing.evaluation.command.profile import Profile
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
+from rebalancing.evaluation.report import plots
+from rebalancing.evaluation.report.page import (
     REPORT_PAGE,
     FigureFile,
     markdown_table_html,
     render_report_page,
     write_report_page,
 )
-from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
-from rebalancing.evaluation.verdict import SYSTEM_VERDICTS, conclusion
+from rebalancing.evaluation.report.tables import SUMMARY_COLUMNS, markdown_table
+from rebalancing.evaluation.report.verdict_text import conclusion
+from rebalancing.evaluation.scenarios.changes import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scoring.aggregates import summarise
+from rebalancing.evaluation.scoring.replay import score_scenarios
 from rebalancing.strategies import STRATEGIES
 from tests.browser import Chromium, assert_answer_first, assert_report_renders, install_chromium
 

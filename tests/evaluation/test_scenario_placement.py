@@ -10,9 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.aggregates import METRICS, summarise
-from rebalancing.evaluation.replay import score_scenarios
-from rebalancing.evaluation.scenarios import (
+from rebalancing.evaluation.scenarios.changes import (
     CHANGE_KINDS,
     HOT_WEIGHT,
     REPLICATION_FACTOR,
@@ -22,6 +20,8 @@ from rebalancing.evaluation.scenarios import (
     Step,
     generate_scenarios,
 )
+from rebalancing.evaluation.scoring.aggregates import METRICS, summarise
+from rebalancing.evaluation.scoring.replay import score_scenarios
 from rebalancing.strategies import STRATEGIES
 
 SMALL = ScenarioSettings(queue_range=(1, 60), consumer_range=(1, 12), change_count_range=(1, 5))

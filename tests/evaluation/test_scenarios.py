@@ -13,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rebalancing.contract import SortedIds, sorted_distinct_ids
-from rebalancing.evaluation.scenarios import (
+from rebalancing.evaluation.scenarios.changes import (
     CHANGE_KINDS,
     INITIAL,
     Scenario,
@@ -29,7 +29,7 @@ GOLDEN_DIGEST = "6a32859ec56fb117b3e41d6241bbfc1c44b9f7a10df512c9e077ba81fa24037
 
 _DIGEST_PROGRAM = """
 import hashlib, json
-from rebalancing.evaluation.scenarios import generate_scenarios
+from rebalancing.evaluation.scenarios.changes import generate_scenarios
 digest = hashlib.sha256()
 for scenario in generate_scenarios(7, range(20)):
     for step in scenario.steps():

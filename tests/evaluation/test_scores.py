@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rebalancing.contract import CheckedPlan
-from rebalancing.evaluation.scores import (
+from rebalancing.evaluation.scoring.scores import (
     balance_degree,
     optimal_kept,
     read_and_score,

@@ -14,22 +14,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.aggregates import ALL_CHANGES, summarise
-from rebalancing.evaluation.glossary import SCORES
-from rebalancing.evaluation.replay import (
-    STABILITY_BOUND,
-    STABILITY_EVERY,
-    score_scenario,
-    score_scenarios,
-)
-from rebalancing.evaluation.scenarios import (
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
+from rebalancing.evaluation.decision.verdict import decide
+from rebalancing.evaluation.report.verdict_text import render_text
+from rebalancing.evaluation.scenarios.changes import (
     Scenario,
     ScenarioSettings,
     generate_scenarios,
     scenario_seed,
 )
-from rebalancing.evaluation.scores import score
-from rebalancing.evaluation.verdict import SYSTEM_VERDICTS, decide, render_text
+from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, summarise
+from rebalancing.evaluation.scoring.definitions import SCORES
+from rebalancing.evaluation.scoring.replay import (
+    STABILITY_BOUND,
+    STABILITY_EVERY,
+    score_scenario,
+    score_scenarios,
+)
+from rebalancing.evaluation.scoring.scores import score
 from rebalancing.strategies import STRATEGIES, averagely, round_robin
 
 SMALL = ScenarioSettings(queue_range=(1, 60), consumer_range=(1, 12))

@@ -11,18 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS, Aggregate
-from rebalancing.evaluation.glossary import SCORES, TIMED_AS_TWINS
-from rebalancing.evaluation.verdict import (
-    SYSTEM_VERDICTS,
-    compare,
-    conclusion,
-    decide,
-    how_to_run,
-    ranking,
-    render_markdown,
-    render_text,
-)
+from rebalancing.evaluation.decision.differences import compare
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS, how_to_run
+from rebalancing.evaluation.decision.verdict import decide, ranking
+from rebalancing.evaluation.report.verdict_text import conclusion, render_markdown, render_text
+from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, METRICS, Aggregate
+from rebalancing.evaluation.scoring.definitions import SCORES
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, SYSTEMS
 
 EMPTY = Aggregate(0, None, None, None, None, None, None, None, None, None)
@@ -168,14 +162,14 @@ def test_a_tie_is_not_broken_by_a_compiled_twins_time_against_a_python_functions
 
 
 def test_the_strategies_timed_as_twins_are_those_with_a_compiled_twin() -> None:
-    from rebalancing.evaluation.compiled_strategies import twin_of
+    from rebalancing.evaluation.scoring.compiled_strategies import twin_of
 
     twinned = {  # a protocol's session rebalances, never its `assign`: it runs no twin
         name
         for name, strategy in STRATEGIES.items()
         if strategy.open_session is None and twin_of(strategy.assign) is not None
     }
-    assert twinned == TIMED_AS_TWINS
+    assert twinned == {name for name, strategy in STRATEGIES.items() if strategy.compiled_twin}
 
 
 def test_the_table_orders_means_that_print_alike_by_the_next_deciding_score() -> None:

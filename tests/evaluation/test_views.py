@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.replay import score_scenario
-from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings
-from rebalancing.evaluation.views import ViewSettings, client_side_rebalance
+from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings
+from rebalancing.evaluation.scenarios.views import ViewSettings, client_side_rebalance
+from rebalancing.evaluation.scoring.replay import score_scenario
 from rebalancing.strategies import STRATEGIES, averagely
 
 SMALL = ScenarioSettings(queue_range=(1, 60), consumer_range=(1, 12))

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
-from rebalancing.evaluation.aggregates import METRICS
-from rebalancing.evaluation.replay import ScoreRow, score_scenarios
-from rebalancing.evaluation.scenarios import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scenarios.changes import ScenarioSettings, generate_scenarios
+from rebalancing.evaluation.scoring.aggregates import METRICS
+from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenarios
 from rebalancing.harness.columns import (
     COUNT_SCHEMA,
     ROW_SCHEMA,

@@ -16,9 +16,10 @@ import pytest
 from pyspark import __version__ as pyspark_version
 from pyspark.sql import SparkSession
 
-from rebalancing.evaluation.aggregates import Aggregate, aggregate, markdown_table, summarise
-from rebalancing.evaluation.replay import score_scenarios
-from rebalancing.evaluation.scenarios import generate_scenarios
+from rebalancing.evaluation.report.tables import markdown_table
+from rebalancing.evaluation.scenarios.changes import generate_scenarios
+from rebalancing.evaluation.scoring.aggregates import Aggregate, aggregate, summarise
+from rebalancing.evaluation.scoring.replay import score_scenarios
 from rebalancing.harness.job import default_partitions, distributions, run, score_counts
 from rebalancing.harness.options import ParameterError, parse_options
 from rebalancing.harness.reports import to_summary

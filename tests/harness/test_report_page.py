@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from rebalancing.evaluation.plots import HARNESS_FIGURES, SIZE_PROFILE_FIGURES
-from rebalancing.evaluation.verdict import SYSTEM_VERDICTS
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
+from rebalancing.evaluation.report.plots import HARNESS_FIGURES, SIZE_PROFILE_FIGURES
 from rebalancing.harness.job import run
 from rebalancing.harness.options import parse_options
 from tests.browser import Chromium, assert_answer_first, assert_report_renders, install_chromium

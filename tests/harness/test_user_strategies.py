@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from rebalancing.evaluation.aggregates import summarise
-from rebalancing.evaluation.replay import score_scenarios
-from rebalancing.evaluation.scenarios import generate_scenarios
+from rebalancing.evaluation.scenarios.changes import generate_scenarios
+from rebalancing.evaluation.scoring.aggregates import summarise
+from rebalancing.evaluation.scoring.replay import score_scenarios
 from rebalancing.harness.job import run, score_rows
 from rebalancing.harness.options import ParameterError, parse_options
 from rebalancing.harness.reports import to_summary

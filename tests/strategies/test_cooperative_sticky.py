@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.replay import score_scenario
-from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings
+from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings
+from rebalancing.evaluation.scoring.replay import score_scenario
 from rebalancing.strategies import STRATEGIES, cooperative_sticky, sticky
 
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.replay import score_scenario
-from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings
+from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings
+from rebalancing.evaluation.scoring.replay import score_scenario
 from rebalancing.strategies import STRATEGIES, pulsar_failover, round_robin, super_stream
 from rebalancing.testing import check_strategy
 from tests.groups import GroupCase, groups

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import given, settings
 
-from rebalancing.evaluation.scores import score
+from rebalancing.evaluation.scoring.scores import score
 from rebalancing.strategies import averagely, sticky
 from tests.groups import GroupCase, balanced_previous_groups, groups
 

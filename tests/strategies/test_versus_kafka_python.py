@@ -19,7 +19,7 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 from kafka.protocol.consumer.group import JoinGroupResponse
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
-from rebalancing.evaluation.scores import score
+from rebalancing.evaluation.scoring.scores import score
 from rebalancing.strategies import averagely, round_robin, sticky
 
 TOPIC = "orders"

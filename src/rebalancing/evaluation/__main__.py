@@ -4,7 +4,7 @@ verdict (with `--table`, the full per-strategy, per-change-kind table too)."""
 
 import sys
 
-from rebalancing.evaluation.compare import main
+from rebalancing.evaluation.command.compare import main
 
 if __name__ == "__main__":
     sys.exit(main())

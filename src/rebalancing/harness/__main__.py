@@ -14,7 +14,7 @@ def main(arguments: Sequence[str] | None = None) -> int:
     except ParameterError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    from rebalancing.evaluation.compare import closing_lines
+    from rebalancing.evaluation.command.compare import closing_lines
     from rebalancing.harness.job import run  # imports pyspark: only once the parameters are good
 
     print(closing_lines(run(options), options.profile))

@@ -21,10 +21,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rebalancing.evaluation.aggregates import METRICS
-from rebalancing.evaluation.replay import ScoreRow, score_scenarios
-from rebalancing.evaluation.scenarios import Scenario, ScenarioSettings
-from rebalancing.evaluation.views import ViewSettings
+from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings
+from rebalancing.evaluation.scenarios.views import ViewSettings
+from rebalancing.evaluation.scoring.aggregates import METRICS
+from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenarios
 from rebalancing.strategies import Strategy, resolve
 
 
@@ -76,7 +76,7 @@ def score_index_batches(
     view_settings: ViewSettings | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Score the scenarios of each batch of indices; one Arrow batch per `scenarios_per_batch`,
-    each consumer on its own view with `views="client"` (rebalancing.evaluation.views).
+    each consumer on its own view with `views="client"` (rebalancing.evaluation.scenarios.views).
 
     `strategy_specs` are resolved here, where the scoring runs (an executor): registered names,
     or `package.module:function` from a module shipped with the job. Rows carry each strategy's
@@ -179,7 +179,7 @@ PROFILES = {"group_size": "releases", "queue_count": "assign_micros"}
 row that did not fail counts its metric, and its size (queues x consumers, or queues) as the
 metric "size", under the power-of-two bucket of that size (its bit length), so that a plot
 draws the median metric against the median size of each bucket, as
-rebalancing.evaluation.plots does from the pure-Python path's rows."""
+rebalancing.evaluation.report.plots does from the pure-Python path's rows."""
 
 GROUP = ("strategy", "facet", "group", "metric")
 """What a distribution is of: a metric per (strategy, change kind) under the facet "change", or

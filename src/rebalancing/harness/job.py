@@ -41,9 +41,9 @@ import pyspark
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
-from rebalancing.evaluation.aggregates import ALL_CHANGES, METRICS, PERCENTILES, STATISTICS
-from rebalancing.evaluation.outputs import run_description
-from rebalancing.evaluation.verdict import Verdict
+from rebalancing.evaluation.command.profile import run_description
+from rebalancing.evaluation.decision.verdict import Verdict
+from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, METRICS, PERCENTILES, STATISTICS
 from rebalancing.harness.columns import (
     COUNT_DDL,
     GROUP,
@@ -318,7 +318,7 @@ def distributions(counts: DataFrame) -> DataFrame:
 
 def _statistics(distribution: Mapping[str, Any]) -> dict[str, float | int | None]:
     """count, mean, stddev, the percentiles and max of one group's distribution row, with the
-    arithmetic of rebalancing.evaluation.aggregates (sample standard deviation; the
+    arithmetic of rebalancing.evaluation.scoring.aggregates (sample standard deviation; the
     interpolated percentile lower * (1 - weight) + upper * weight)."""
     count = int(distribution["count"])
     sums = [

@@ -1,4 +1,4 @@
-"""The harness's parameters: the group profile (rebalancing.evaluation.profile, shared with
+"""The harness's parameters: the group profile (rebalancing.evaluation.command.profile, shared with
 `rebalancing compare`) and the Spark ones, checked before Spark starts so that a bad one fails
 fast."""
 
@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rebalancing.evaluation.profile import (
+from rebalancing.evaluation.command.profile import (
     ParameterError,
     Profile,
     add_profile_arguments,
     new_parser,
     profile_from,
 )
-from rebalancing.evaluation.scenarios import ScenarioSettings
-from rebalancing.evaluation.verdict import ANY_SYSTEM
-from rebalancing.evaluation.views import ViewSettings
+from rebalancing.evaluation.decision.systems import ANY_SYSTEM
+from rebalancing.evaluation.scenarios.changes import ScenarioSettings
+from rebalancing.evaluation.scenarios.views import ViewSettings
 from rebalancing.strategies import DEFAULT_STRATEGIES
 
 __all__ = ["HarnessOptions", "ParameterError", "build_parser", "parse_options"]

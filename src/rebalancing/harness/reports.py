@@ -1,7 +1,9 @@
 """What a harness run leaves behind: its aggregate rows (one per strategy and change kind,
 columns `<metric>_<statistic>`) turned back into the structure of
-rebalancing.evaluation.aggregates, so that summary.md, the verdict and report.html are the very
-ones the pure-Python path writes (rebalancing.evaluation.outputs), and the size profiles drawn.
+rebalancing.evaluation.scoring.aggregates, so that summary.md, the verdict and report.html are the
+very
+ones the pure-Python path writes (rebalancing.evaluation.report.outputs), and the size profiles
+drawn.
 """
 
 from __future__ import annotations
@@ -10,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rebalancing.evaluation.aggregates import METRICS, STATISTICS, Aggregate
-from rebalancing.evaluation.outputs import write_outputs
-from rebalancing.evaluation.plots import save_size_profiles
-from rebalancing.evaluation.profile import Profile
-from rebalancing.evaluation.verdict import Verdict
+from rebalancing.evaluation.command.profile import Profile
+from rebalancing.evaluation.decision.verdict import Verdict
+from rebalancing.evaluation.report.outputs import write_outputs
+from rebalancing.evaluation.report.plots import save_size_profiles
+from rebalancing.evaluation.scoring.aggregates import METRICS, STATISTICS, Aggregate
 
 
 def to_summary(
@@ -49,11 +51,15 @@ def write_reports(
 ) -> Verdict:
     """Write summary.md, summary.csv, run.json, the plots (the size profiles among them, from
     `profile_rows`) and report.html into `out`; return the verdict."""
-    return write_outputs(
+    summary = to_summary(aggregate_rows)
+    verdict = profile.verdict_on(summary)
+    write_outputs(
         out,
-        to_summary(aggregate_rows),
+        summary,
         run_info,
-        profile,
+        verdict,
+        profile.describe(),
         csv_rows=aggregate_rows,
         extra_figures=save_size_profiles(profile_rows, out),
     )
+    return verdict

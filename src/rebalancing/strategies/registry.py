@@ -12,7 +12,7 @@ import difflib
 import importlib
 import inspect
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from types import MappingProxyType
 from typing import Any
@@ -60,6 +60,10 @@ SYSTEMS: Mapping[str, str] = MappingProxyType(
 """The systems a strategy can run on, with what they are. A strategy declares its own; one whose
 plan ignores `previous` can run client-side."""
 
+VENDORS: tuple[str, ...] = ("kafka", "rocketmq", "rabbitmq", "pulsar", "event-hubs", "kcl")
+"""Whose systems SYSTEMS names: the keys of Strategy.native, and each system declaration's vendor
+(rebalancing.evaluation.decision.systems)."""
+
 _WHERE_A_FUNCTION_RUNS = frozenset({"kafka-eager", "kafka-cooperative", "rocketmq-broker"})
 
 
@@ -71,7 +75,8 @@ class Strategy:
     starts a new group's session: `open_session(seed=...)` with the scenario's seed, for any
     random choice the protocol makes (its `rebalance(queues, consumers)` returns a ProtocolRun).
     `client_side` says that the plan does not depend on `previous`, so each consumer of a group
-    can compute it on its own, as classic RocketMQ clients do (rebalancing.evaluation.views).
+    can compute it on its own, as classic RocketMQ clients do
+    (rebalancing.evaluation.scenarios.views).
     `systems` names where it can run (keys of SYSTEMS): by default, for a plain function, as a
     Kafka assignor under either protocol (the adapters run any plan cooperatively) and on a
     RocketMQ broker, and client-side too when `client_side`; a protocol strategy (one with a
@@ -81,6 +86,14 @@ class Strategy:
     must accept each of them, and is called with only those (`inputs_for`). `promises` names
     what it promises about them (keys of rebalancing.placement.PROMISES), which
     rebalancing.testing.check_strategy checks. Both empty: a strategy of ids alone.
+    `native` names, per vendor of SYSTEMS ("kafka", "rocketmq", "rabbitmq", "pulsar",
+    "event-hubs", "kcl"), what that system ships that makes the same plan: a class, or the
+    setting that picks it (the verdict's how-to-run line says so). `settings` are the keyword
+    arguments that make this strategy of its module's session and of the adapter that runs it
+    (SAC's release policy: GroupMember(release=...)). `by_default`: scored when the command
+    lines are not told which strategies (DEFAULT_STRATEGIES). `compiled_twin`: the scoring
+    core's kernel engine runs a compiled copy of `assign` (the same plans;
+    rebalancing.evaluation.scoring.compiled_strategies), so its measured time is the copy's.
     A Strategy is called as its `assign`: `STRATEGIES["sticky"](queues, consumers, previous)`.
     """
 
@@ -92,6 +105,10 @@ class Strategy:
     systems: frozenset[str] | None = None
     uses: frozenset[str] = frozenset()
     promises: frozenset[str] = frozenset()
+    native: Mapping[str, str] = field(default_factory=dict, hash=False)
+    settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    by_default: bool = True
+    compiled_twin: bool = False
 
     def __call__(
         self,
@@ -133,6 +150,14 @@ class Strategy:
             raise ValueError(
                 f"strategy {self.name!r}: unknown systems {unknown}; known: {', '.join(SYSTEMS)}"
             )
+        unknown_vendors = sorted(set(self.native) - set(VENDORS))
+        if unknown_vendors:
+            raise ValueError(
+                f"strategy {self.name!r}: unknown vendors {unknown_vendors} in native; "
+                f"known: {', '.join(VENDORS)}"
+            )
+        object.__setattr__(self, "native", MappingProxyType(dict(self.native)))
+        object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
         object.__setattr__(self, "uses", frozenset(self.uses))
         object.__setattr__(self, "promises", frozenset(self.promises))
         for declared, known, what in (
@@ -215,19 +240,46 @@ def known_names_hint(name: object, known: Iterable[str]) -> str:
     return f"{suggestion}known: {', '.join(names)}"
 
 
+def _sac(
+    name: str, assign: AssignFunction, origin: str, variant: str, release: str, **more: Any
+) -> Strategy:
+    """A SAC strategy: its session and its group member (rebalancing.adapters.rabbitmq)
+    release a queue by the same policy, named once."""
+    return Strategy(
+        name,
+        assign,
+        origin,
+        open_session=partial(sac.Session, variant=variant, release=release),
+        settings={"release": release},
+        **more,
+    )
+
+
 _ZONES = frozenset({"consumer_zones", "queue_zones"})
 _LOADS = frozenset({"weights", "capacities"})
 _ROCKETMQ = frozenset({"rocketmq-client", "rocketmq-broker"})
 
 STRATEGIES: Mapping[str, Strategy] = Registry(
     Strategy(
-        "averagely", averagely.assign, "RocketMQ AllocateMessageQueueAveragely", client_side=True
+        "averagely",
+        averagely.assign,
+        "RocketMQ AllocateMessageQueueAveragely",
+        client_side=True,
+        native={
+            "kafka": "RangeAssignor (the same plan for one topic)",
+            "rocketmq": "AllocateMessageQueueAveragely",
+        },
+        compiled_twin=True,
     ),
     Strategy(
         "round_robin",
         round_robin.assign,
         "RocketMQ AllocateMessageQueueAveragelyByCircle, Kafka RoundRobinAssignor",
         client_side=True,
+        native={
+            "kafka": "RoundRobinAssignor",
+            "rocketmq": "AllocateMessageQueueAveragelyByCircle",
+        },
     ),
     Strategy(
         "sticky",
@@ -235,6 +287,8 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         "RocketMQ sticky rebalancing report, Kafka StickyAssignor",
         # under the cooperative protocol sticky is cooperative_sticky
         systems=frozenset({"kafka-eager", "rocketmq-broker"}),
+        native={"kafka": "StickyAssignor"},
+        compiled_twin=True,
     ),
     Strategy(
         "cooperative_sticky",
@@ -242,12 +296,14 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         "Kafka CooperativeStickyAssignor (KIP-429): sticky's plan in two rebalances",
         open_session=cooperative_sticky.Session,
         systems=frozenset({"kafka-cooperative"}),
+        native={"kafka": "CooperativeStickyAssignor"},
     ),
     Strategy(
         "consistent_hash",
         consistent_hash.assign,
         "RocketMQ AllocateMessageQueueConsistentHash",
         client_side=True,
+        native={"rocketmq": "AllocateMessageQueueConsistentHash"},
     ),
     Strategy(
         "bounded_consistent_hash",
@@ -261,6 +317,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         "RabbitMQ streams, single active consumer on a super stream (join order)",
         open_session=super_stream.Session,
         systems=frozenset({"rabbitmq-sac"}),
+        native={"rabbitmq": "single active consumer on a super stream"},
     ),
     Strategy(
         "pulsar_failover",
@@ -268,6 +325,8 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         "Apache Pulsar, Failover subscription on a partitioned topic (name order, one level)",
         open_session=pulsar_failover.Session,
         systems=frozenset({"pulsar-failover"}),
+        native={"pulsar": "a Failover subscription on a partitioned topic"},
+        by_default=False,
     ),
     Strategy(
         "event_hubs_balanced",
@@ -275,6 +334,8 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         "Azure Event Hubs event processor, balanced load balancing (one claim per 10 s cycle)",
         open_session=partial(event_hubs.Session, "balanced"),
         systems=frozenset({"azure-event-hubs"}),
+        native={"event-hubs": "BALANCED"},
+        by_default=False,
     ),
     Strategy(
         "event_hubs_greedy",
@@ -282,6 +343,8 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         "Azure Event Hubs event processor, greedy load balancing (its whole share per cycle)",
         open_session=partial(event_hubs.Session, "greedy"),
         systems=frozenset({"azure-event-hubs"}),
+        native={"event-hubs": "GREEDY"},
+        by_default=False,
     ),
     Strategy(
         "kcl",
@@ -289,33 +352,40 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         "AWS KCL 2.x lease taker: expired leases up to target, one steal per 20 s run",
         open_session=kcl.Session,
         systems=frozenset({"aws-kcl"}),
+        native={"kcl": "every worker's lease taker (LeaseManagementConfig)"},
+        by_default=False,
     ),
-    Strategy(
+    _sac(
         "sac",
         sac.assign,
         "RabbitMQ single active consumer, leaderless release (ties by start id, releases the "
         "highest queue)",
-        open_session=partial(sac.Session, variant="id", release="highest"),
+        variant="id",
+        release="highest",
         systems=frozenset({"rabbitmq-sac"}),
     ),
-    Strategy(
+    _sac(
         "sac_spec",
         sac.assign_spec_position,
         "RabbitMQ single active consumer, leaderless release (Position as the spec writes it)",
-        open_session=partial(sac.Session, variant="spec", release="highest"),
+        variant="spec",
+        release="highest",
+        by_default=False,
     ),
-    Strategy(
+    _sac(
         "sac_newest",
         sac.assign_newest,
         "RabbitMQ single active consumer, leaderless release (releases the queue it got last)",
-        open_session=partial(sac.Session, variant="id", release="newest"),
+        variant="id",
+        release="newest",
         systems=frozenset({"rabbitmq-sac"}),
     ),
-    Strategy(
+    _sac(
         "sac_random",
         sac.assign_random,
         "RabbitMQ single active consumer, leaderless release (releases a random queue)",
-        open_session=partial(sac.Session, variant="id", release="random"),
+        variant="id",
+        release="random",
         systems=frozenset({"rabbitmq-sac"}),
     ),
     Strategy(
@@ -338,6 +408,10 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         machine_room.Nearby(averagely.assign),
         "RocketMQ AllocateMachineRoomNearby around AllocateMessageQueueAveragely",
         client_side=True,
+        native={
+            "rocketmq": "AllocateMachineRoomNearby around AllocateMessageQueueAveragely, "
+            "whose plans differ where rebalancing.strategies.machine_room says"
+        },
         systems=_ROCKETMQ,
         uses=_ZONES,
         promises=frozenset({"zone_matching"}),
@@ -356,6 +430,10 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         machine_room.ByMachineRoom(),
         "RocketMQ AllocateMessageQueueByMachineRoom (the rooms of the group's consumers first)",
         client_side=True,
+        native={
+            "rocketmq": "AllocateMessageQueueByMachineRoom, whose plans differ where "
+            "rebalancing.strategies.machine_room says"
+        },
         systems=_ROCKETMQ,
         uses=_ZONES,
     ),
@@ -384,8 +462,6 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
     ),
 )
 
-_NOT_BY_DEFAULT = ("sac_spec", "pulsar_failover", "event_hubs_balanced", "event_hubs_greedy", "kcl")
-
 
 def runs_on(strategy: Strategy, carried: Collection[str]) -> bool:
     """Whether the scenarios of a run, carrying the inputs `carried` (names of INPUTS), give
@@ -402,7 +478,7 @@ def default_strategies(carried: Collection[str] = ()) -> tuple[str, ...]:
     return tuple(
         name
         for name, strategy in STRATEGIES.items()
-        if name not in _NOT_BY_DEFAULT and runs_on(strategy, carried)
+        if strategy.by_default and runs_on(strategy, carried)
     )
 
 

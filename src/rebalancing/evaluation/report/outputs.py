@@ -8,26 +8,16 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from rebalancing.evaluation.aggregates import (
-    METRICS,
-    STATISTICS,
-    Aggregate,
-    markdown_table,
-    shown_columns,
-)
-from rebalancing.evaluation.glossary import SCORES, glossary_lines
-from rebalancing.evaluation.plots import BANDS, deciding_score, save_all, save_figures
-from rebalancing.evaluation.profile import Profile
-from rebalancing.evaluation.report_page import FigureFile, write_report_page
-from rebalancing.evaluation.verdict import (
-    Verdict,
-    render_markdown,
-    table,
-)
+from rebalancing.evaluation.decision.verdict import Verdict
+from rebalancing.evaluation.report.page import FigureFile, write_report_page
+from rebalancing.evaluation.report.plots import BANDS, deciding_score, save_all, save_figures
+from rebalancing.evaluation.report.tables import glossary_lines, markdown_table, shown_columns
+from rebalancing.evaluation.report.verdict_text import render_markdown, table
+from rebalancing.evaluation.scoring.aggregates import METRICS, STATISTICS, Aggregate
+from rebalancing.evaluation.scoring.definitions import SCORES
 
 Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 
@@ -46,24 +36,6 @@ def wide_rows(summary: Summary) -> list[dict[str, Any]]:
         }
         for (strategy, change), metrics in summary.items()
     ]
-
-
-def run_description(profile: Profile) -> dict[str, Any]:
-    """The profile's part of run.json."""
-    return {
-        "system": profile.system,
-        "scenarios": profile.scenarios,
-        "seed": profile.seed,
-        "strategies": list(profile.strategies),
-        "queue_range": profile.settings.queue_range,
-        "consumer_range": profile.settings.consumer_range,
-        "change_count_range": profile.settings.change_count_range,
-        "change_weights": dict(profile.settings.change_weights),
-        "zone_range": profile.settings.zone_range,
-        "weights": profile.settings.weights,
-        "views": profile.views,
-        "view_settings": asdict(profile.view_settings) if profile.views == "client" else None,
-    }
 
 
 def deciding_figures(summary: Summary, verdict: Verdict, out: Path) -> list[FigureFile]:
@@ -92,15 +64,14 @@ def write_outputs(
     out: Path,
     summary: Summary,
     run_info: Mapping[str, Any],
-    profile: Profile,
+    verdict: Verdict,
+    described: str,
     csv_rows: Sequence[Mapping[str, Any]] | None = None,
     extra_figures: Sequence[FigureFile] = (),
-) -> Verdict:
+) -> None:
     """Write summary.md, summary.csv (`csv_rows`, or the summary's wide rows), run.json, the
     figures (the deciding scores', the usual ones, then `extra_figures`) and report.html into
-    `out`; return the verdict."""
-    verdict = profile.verdict_on(summary)
-    described = profile.describe()
+    `out`: `verdict` is the decision on `summary`, `described` the profile in a sentence."""
     plain = {group: dict(metrics) for group, metrics in summary.items()}
     columns = shown_columns(summary)
     (out / "summary.md").write_text(
@@ -135,4 +106,3 @@ def write_outputs(
     (out / "run.json").write_text(json.dumps(info, indent=2, default=str) + "\n", "utf-8")
     figures = deciding_figures(summary, verdict, out) + save_all(plain, out) + list(extra_figures)
     write_report_page(out, info, summary, figures, answer=(verdict, described))
-    return verdict

@@ -5,7 +5,7 @@ notebook.
 
 Each run is a scenario of fixed steps (`event_steps`: the starting group, then the event's
 rebalances) replayed through the protocol's registered session by the scoring core
-(rebalancing.evaluation.replay.score_scenario), so the time scores are the sessions' own
+(rebalancing.evaluation.scoring.replay.score_scenario), so the time scores are the sessions' own
 (claims, steals, seconds_to_balance, queue_seconds_unowned, queue_seconds_doubly_owned of
 rebalancing.contract.ProtocolRun, with each system's default intervals) and the moves the
 scores' own; nothing is measured here twice. An event's cost is the sum over its rebalances
@@ -41,9 +41,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rebalancing.contract import SortedIds
-from rebalancing.evaluation.aggregates import aggregate
-from rebalancing.evaluation.replay import score_scenario
-from rebalancing.evaluation.scenarios import (
+from rebalancing.evaluation.scenarios.changes import (
     INITIAL,
     Scenario,
     ScenarioSettings,
@@ -51,6 +49,8 @@ from rebalancing.evaluation.scenarios import (
     _Generator,
     scenario_seed,
 )
+from rebalancing.evaluation.scoring.aggregates import aggregate
+from rebalancing.evaluation.scoring.replay import score_scenario
 from rebalancing.strategies import STRATEGIES, Strategy, event_hubs
 
 if TYPE_CHECKING:

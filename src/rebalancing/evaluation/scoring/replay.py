@@ -17,11 +17,12 @@ Every input is checked once, however many strategies read it (rebalancing.contra
 step's queues and consumers once (SortedIds), and each plan once, as a CheckedPlan that the
 next step passes as `previous`. The scores count the plan either compiled, from an array of its
 queue ids or, for a protocol run that gives them, of its queues' positions
-(rebalancing.evaluation.compiled_scores: the CheckedPlan is then inverted only if the
+(rebalancing.evaluation.scoring.compiled_scores: the CheckedPlan is then inverted only if the
 strategy reads its owners), or with the reference, through the CheckedPlan's inversion (`engine`
 on `score_scenario`; the rows are the same). The kernel engine also runs the registry's
 `sticky` and `averagely` as compiled twins where the group's ids allow
-(rebalancing.evaluation.compiled_strategies: the same plans, timed as the twins' calls, handed
+(rebalancing.evaluation.scoring.compiled_strategies: the same plans, timed as the twins' calls,
+handed
 to the scores as positions). The strategies take both without checking,
 sorting or inverting them again, so `assign_micros` is the strategy's own work on inputs
 already checked (a CheckedPlan not inverted yet is inverted by the strategy that reads it). A
@@ -33,10 +34,10 @@ Stability: on every STABILITY_EVERY-th step, each strategy is applied again to i
 nothing changed, up to STABILITY_BOUND times (a protocol: its session rebalanced again with the
 same group); the row says how many queues moved the first time (`moves_when_unchanged`, which
 must be 0) and after how many rebalances the plan stopped changing (`rebalances_to_fixed_point`).
-Zones and weights: a step that carries them (rebalancing.evaluation.scenarios) passes each
+Zones and weights: a step that carries them (rebalancing.evaluation.scenarios.changes) passes each
 strategy only those it declares (`Strategy.inputs_for`), in its call and in the stability check
 alike (a client-side rebalance: each consumer's call), and its rows carry the placement scores
-(rebalancing.evaluation.placement_scores, which shares no code with any strategy): the
+(rebalancing.evaluation.scoring.placement_scores, which shares no code with any strategy): the
 cross-zone fraction and its gap to the fewest any balanced plan reaches when the step has
 zones, the load ratio and its gap to the bound, the load kept and the load moved when it has
 weights; None otherwise, and None for a plan that is not exact (an orphan, a duplicate, an
@@ -66,14 +67,8 @@ from rebalancing.contract import (
     SortedIds,
     StrategySession,
 )
-from rebalancing.evaluation.scenarios import Scenario, Step, scenario_seed
-from rebalancing.evaluation.scores import (
-    PreviousReading,
-    Scores,
-    read_and_score,
-    read_previous,
-)
-from rebalancing.evaluation.views import (
+from rebalancing.evaluation.scenarios.changes import Scenario, Step, scenario_seed
+from rebalancing.evaluation.scenarios.views import (
     VIEW_MODES,
     ViewOutcome,
     ViewSettings,
@@ -81,18 +76,25 @@ from rebalancing.evaluation.views import (
     draw_lags,
     step_rng,
 )
+from rebalancing.evaluation.scoring.scores import (
+    PreviousReading,
+    Scores,
+    read_and_score,
+    read_previous,
+)
 from rebalancing.strategies import Strategy
 from rebalancing.strategies.sac import ENGINES, default_engine  # the same two engines as SAC's
 
 if TYPE_CHECKING:
-    from rebalancing.evaluation.compiled_scores import ConsumerNumbers, IntegerGroup, Owners
-    from rebalancing.evaluation.compiled_strategies import Twin
+    from rebalancing.evaluation.scoring.compiled_scores import ConsumerNumbers, IntegerGroup, Owners
+    from rebalancing.evaluation.scoring.compiled_strategies import Twin
 
 
 @dataclass(slots=True)
 class ScoreRow:
     """The scores of one strategy on one step of one scenario (with slots and not frozen, for
-    speed, as rebalancing.evaluation.scores.Scores says; nothing changes a row once made)."""
+    speed, as rebalancing.evaluation.scoring.scores.Scores says; nothing changes a row once
+    made)."""
 
     base_seed: int
     scenario: int
@@ -228,7 +230,7 @@ class _Group:
             consumer_set = _id_set(consumers)
         integers = None
         if numbers is not None and type(queues) is SortedIds and type(consumers) is SortedIds:
-            from rebalancing.evaluation.compiled_scores import IntegerGroup
+            from rebalancing.evaluation.scoring.compiled_scores import IntegerGroup
 
             earlier = before.integers if before is not None else None
             if earlier is not None and earlier.queue_set is queue_set:
@@ -275,7 +277,8 @@ class _Runner:
         self.owners: Owners | None = None
         self.inputs: dict[str, Any] = {}  # the step's placement this strategy declares
         # the strategy's compiled twin and the scenario's consumer numbers it reads (the kernel
-        # engine only: rebalancing.evaluation.compiled_strategies); the last plan's positions
+        # engine only: rebalancing.evaluation.scoring.compiled_strategies); the last plan's
+        # positions
         self.twin: Twin | None = None
         self.numbers: ConsumerNumbers | None = None
         self.positions: tuple[Any, Any] | None = None
@@ -485,7 +488,8 @@ def score_scenario(
     """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order.
 
     `views="client"` runs every client-side strategy on each consumer's own, possibly stale, view
-    (rebalancing.evaluation.views); the others run broker-side as always, and rows say which.
+    (rebalancing.evaluation.scenarios.views); the others run broker-side as always, and rows say
+    which.
     `engine` counts the scores compiled ("kernel", the default when numba is installed) or with
     the reference ("reference"): the rows are the same (ENGINES). Every `stability_every`-th
     step (STABILITY_EVERY) each strategy is applied again with nothing changed
@@ -505,8 +509,8 @@ def score_scenario(
     }
     numbers: ConsumerNumbers | None = None
     if chosen_engine == "kernel":
-        from rebalancing.evaluation.compiled_scores import NO_PLAN, ConsumerNumbers
-        from rebalancing.evaluation.compiled_strategies import twin_of
+        from rebalancing.evaluation.scoring.compiled_scores import NO_PLAN, ConsumerNumbers
+        from rebalancing.evaluation.scoring.compiled_strategies import twin_of
 
         numbers = ConsumerNumbers()
         for runner in runners.values():
@@ -649,7 +653,7 @@ class _StepPlacement:
         """(the fewest cross-zone queues of a balanced plan, the load ratio's bound, the total
         load of the group's queues); None where the step lacks the facts."""
         if self._per_step is None:
-            from rebalancing.evaluation import placement_scores
+            from rebalancing.evaluation.scoring import placement_scores
 
             step, queues, consumers = self.step, self.step.queues, self.step.consumers
             fewest = bound = None
@@ -671,7 +675,7 @@ class _StepPlacement:
         """The placement scores of an exact `plan`, from `previous` (the plan in force before,
         None on the first assignment; a previous plan the scores refuse, one holding a queue
         twice, leaves the scores that read it None)."""
-        from rebalancing.evaluation import placement_scores
+        from rebalancing.evaluation.scoring import placement_scores
 
         step = self.step
         fewest, bound, total = self.per_step()
@@ -708,12 +712,16 @@ def _scored_compiled(
     numbers: ConsumerNumbers | None,
 ) -> Scores | None:
     """The scores of a new plan in force from the compiled path, when it can read both it and
-    the previous one (rebalancing.evaluation.compiled_scores), from the run's positions when
+    the previous one (rebalancing.evaluation.scoring.compiled_scores), from the run's positions when
     the protocol gave them; the runner then holds the plan as a CheckedPlan that is inverted
     only if its strategy reads the owners."""
     if runner.owners is None or group.integers is None or numbers is None:
         return None
-    from rebalancing.evaluation.compiled_scores import plain_ints, score_exact, score_positions
+    from rebalancing.evaluation.scoring.compiled_scores import (
+        plain_ints,
+        score_exact,
+        score_positions,
+    )
 
     positions = run.positions if run is not None else runner.positions
     if positions is not None:

@@ -12,12 +12,14 @@ import difflib
 import math
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from rebalancing.evaluation.glossary import scores_help
-from rebalancing.evaluation.scenarios import (
+from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
+from rebalancing.evaluation.decision.verdict import Verdict, decide
+from rebalancing.evaluation.report.tables import scores_help
+from rebalancing.evaluation.scenarios.changes import (
     CHANGE_KINDS,
     HOT_WEIGHT,
     WEIGHT_DISTRIBUTIONS,
@@ -26,8 +28,12 @@ from rebalancing.evaluation.scenarios import (
     ZONE_KINDS,
     ScenarioSettings,
 )
-from rebalancing.evaluation.verdict import ANY_SYSTEM, SYSTEM_VERDICTS, Summary, Verdict, decide
-from rebalancing.evaluation.views import ViewSettings, add_view_arguments, view_settings_from
+from rebalancing.evaluation.scenarios.views import (
+    ViewSettings,
+    add_view_arguments,
+    view_settings_from,
+)
+from rebalancing.evaluation.scoring.aggregates import Summary
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES, select
 
 MAX_SCENARIOS = 2**62
@@ -370,3 +376,21 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
         view_settings=view_settings,
         out=out,
     )
+
+
+def run_description(profile: Profile) -> dict[str, Any]:
+    """The profile's part of run.json."""
+    return {
+        "system": profile.system,
+        "scenarios": profile.scenarios,
+        "seed": profile.seed,
+        "strategies": list(profile.strategies),
+        "queue_range": profile.settings.queue_range,
+        "consumer_range": profile.settings.consumer_range,
+        "change_count_range": profile.settings.change_count_range,
+        "change_weights": dict(profile.settings.change_weights),
+        "zone_range": profile.settings.zone_range,
+        "weights": profile.settings.weights,
+        "views": profile.views,
+        "view_settings": asdict(profile.view_settings) if profile.views == "client" else None,
+    }

@@ -1,7 +1,7 @@
 """The scores of exact plans over integer queue ids, compiled with numba: the scoring core's
 fast path.
 
-rebalancing.evaluation.scores is the definition. This path takes only what it can show it
+rebalancing.evaluation.scoring.scores is the definition. This path takes only what it can show it
 scores the same way, and returns None for anything else, which the caller then scores with
 the reference:
 - a group whose queues are ints in [0, a bound linear in |Q|) (`IntegerGroup.of`; the
@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rebalancing.evaluation.scores import CountSums, Scores, scores_from_counts
+from rebalancing.evaluation.scoring.scores import CountSums, Scores, scores_from_counts
 
 NO_OWNER = -1
 """In an owner array: the queue id is held by nobody (or is no queue of the plan)."""
@@ -74,7 +74,7 @@ class IntegerGroup:
     """One step's group as arrays: its queue ids, which ids are queues of the group (`in_group`,
     indexed by id), its consumers (sorted) and their numbers in that order, the sets, and
     whether every queue id is a plain int (no bool, no int subclass: the ids an array gives
-    back as they were, for rebalancing.evaluation.compiled_strategies)."""
+    back as they were, for rebalancing.evaluation.scoring.compiled_strategies)."""
 
     queue_ids: Any
     in_group: Any

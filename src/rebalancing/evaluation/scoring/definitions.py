@@ -1,11 +1,14 @@
-"""The one glossary: what every score means, its unit and which way is better, and the columns of
-the summary table built from it, so that summary.md, the command lines' `--help`, the verdict and
-report.html never describe a number two ways.
+"""The glossary's definitions: what every score means, its unit, which way is better and what
+must be 0, and how a value of it is written (its unit's precision), so that summary.md, the
+command lines' `--help`, the verdict and report.html never describe a number two ways. The
+tables built from them (which statistic of which score is a column) are the report's
+(rebalancing.evaluation.report.tables).
 
-A `Score` is a row column of the scoring core (rebalancing.evaluation.replay.ScoreRow); a
-`Column` is one statistic of one score as the summary table shows it. Definitions follow the
-scores' exact definitions in rebalancing.evaluation.scores, and for the placement scores (zones
-and weights) in rebalancing.evaluation.placement_scores.
+A `Score` is a row column of the scoring core (rebalancing.evaluation.scoring.replay.ScoreRow).
+Definitions follow the
+scores' exact definitions in rebalancing.evaluation.scoring.scores, and for the placement scores
+(zones
+and weights) in rebalancing.evaluation.scoring.placement_scores.
 
 One placement score is not a column: `topic_spread` (placement_scores.topic_spread, the largest
 over topics of the most minus the fewest partitions of a topic held by one consumer) applies only
@@ -40,11 +43,6 @@ class Score:
     superseded_by: str | None = None  # a score that decides instead, when the run measured it
     broken_at: float | None = None  # a value this high in any rebalance is a broken plan
 
-
-TIMED_AS_TWINS = frozenset({"averagely", "sticky"})
-"""The registry's strategies whose time (`assign_micros`) the kernel engine measures on their
-compiled twins (rebalancing.evaluation.compiled_strategies, the same plans), not on their
-Python functions: a time of theirs is not set against a Python strategy's (the verdict)."""
 
 SCORES: dict[str, Score] = {
     score.metric: score
@@ -356,7 +354,7 @@ LIBRARY_SCORES: dict[str, str] = {
     "topic_spread": (
         "for queues that are (topic, partition) pairs: the largest, over topics, of the most "
         "minus the fewest partitions of that topic held by one consumer (consumers holding none "
-        "count 0), what KAFKA-16277 reports; rebalancing.evaluation.placement_scores."
+        "count 0), what KAFKA-16277 reports; rebalancing.evaluation.scoring.placement_scores."
         "topic_spread. Not a column: the scenarios' queue ids are integers, so it never applies"
     ),
 }
@@ -377,37 +375,6 @@ STATISTIC_NAMES: dict[str, str] = {
 """What each statistic of an aggregate means."""
 
 
-@dataclass(frozen=True)
-class Column:
-    """One column of the summary table: a statistic of a score ("rebalances" is the count)."""
-
-    header: str
-    metric: str
-    statistic: str
-
-    @property
-    def score(self) -> Score:
-        return SCORES[self.metric]
-
-    def definition(self) -> str:
-        """The column's meaning in one line, for the glossary."""
-        if self.statistic == "count":
-            return "rebalances scored (every step of every scenario)"
-        statistic = STATISTIC_NAMES[self.statistic]
-        return f"{statistic} of {self.score.label}: {self.score.definition}"
-
-    @property
-    def unit(self) -> str:
-        return "rebalances" if self.statistic == "count" else self.score.unit
-
-    def format(self, value: float | None) -> str:
-        """The value as the table prints it: percentages with one decimal, counts as integers
-        where they are integers, other numbers with up to three significant decimals."""
-        if self.statistic == "count":
-            return "n/a" if value is None else f"{int(value):,}"
-        return format_value(self.score, value)
-
-
 def format_value(score: Score, value: float | None) -> str:
     """`value` of `score` in the score's unit, as every output prints it."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -421,80 +388,3 @@ def format_value(score: Score, value: float | None) -> str:
     if abs(value) >= 10:
         return f"{value:,.1f}"
     return f"{value:,.2f}"
-
-
-def _column(metric: str, statistic: str) -> Column:
-    score = SCORES[metric]
-    unit = f" {score.unit}" if score.unit in ("%", "µs") else ""
-    return Column(f"{score.label} {statistic}{unit}", metric, statistic)
-
-
-SUMMARY_COLUMNS: tuple[Column, ...] = (
-    Column("rebalances", "balance_degree", "count"),
-    _column("balance_degree", "mean"),
-    _column("balance_degree", "p95"),
-    _column("spread", "max"),
-    _column("stickiness", "mean"),
-    _column("stickiness", "p5"),
-    _column("stickiness", "min"),
-    _column("optimal_stickiness", "mean"),
-    _column("stickiness_gap", "mean"),
-    _column("stickiness_gap", "max"),
-    _column("moves", "mean"),
-    _column("moves", "p95"),
-    _column("queues_paused", "mean"),
-    _column("queues_paused", "p95"),
-    _column("assign_micros", "p50"),
-    _column("assign_micros", "p99"),
-    _column("releases", "mean"),
-    _column("releases", "p95"),
-    _column("protocol_steps", "mean"),
-    _column("rounds", "max"),
-    _column("converged", "mean"),
-    _column("claims", "mean"),
-    _column("steals", "mean"),
-    _column("seconds_to_balance", "mean"),
-    _column("seconds_to_balance", "p95"),
-    _column("queue_seconds_unowned", "mean"),
-    _column("queue_seconds_doubly_owned", "mean"),
-    _column("moves_when_unchanged", "max"),
-    _column("rebalances_to_fixed_point", "max"),
-    _column("orphans", "max"),
-    _column("duplicates", "max"),
-    _column("unknown_queues", "max"),
-    _column("unknown_consumers", "max"),
-    _column("failed", "mean"),
-)
-"""The columns of summary.md and of the report's table, after strategy and change."""
-
-VIEW_COLUMNS: tuple[Column, ...] = (
-    _column("queue_periods_read_twice", "mean"),
-    _column("queue_periods_unread", "mean"),
-    _column("periods_to_agree", "max"),
-)
-"""The client-view columns, shown only when some views disagreed."""
-
-PLACEMENT_COLUMNS: tuple[Column, ...] = (
-    _column("cross_zone_fraction", "mean"),
-    _column("cross_zone_gap", "mean"),
-    _column("load_ratio", "mean"),
-    _column("load_ratio", "p95"),
-    _column("load_ratio_gap", "mean"),
-    _column("load_kept", "mean"),
-    _column("load_moved", "mean"),
-)
-"""The placement columns (zones, weights), shown only when some rows have zones or weights."""
-
-
-def glossary_lines(columns: tuple[Column, ...]) -> list[str]:
-    """One line per column: `header` (unit): definition; for summary.md and `--help`."""
-    return [f"{column.header} ({column.unit}): {column.definition()}" for column in columns]
-
-
-def scores_help() -> str:
-    """The scores in a few lines each, for the command lines' `--help` epilog."""
-    lines = ["scores (every column of summary.md is a statistic of one of them):"]
-    for score in SCORES.values():
-        better = "must be 0" if score.better == "zero" else f"{score.better} is better"
-        lines.append(f"  {score.label} ({score.unit}, {better}): {score.definition}")
-    return "\n".join(lines)

@@ -21,15 +21,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate, markdown_table
-from rebalancing.evaluation.glossary import PLACEMENT_COLUMNS, SUMMARY_COLUMNS, VIEW_COLUMNS
-from rebalancing.evaluation.verdict import (
-    Verdict,
-    conclusion,
-    how_line,
-    standing_lines,
-    table,
+from rebalancing.evaluation.decision.verdict import Verdict
+from rebalancing.evaluation.report.tables import (
+    PLACEMENT_COLUMNS,
+    SUMMARY_COLUMNS,
+    VIEW_COLUMNS,
+    markdown_table,
 )
+from rebalancing.evaluation.report.verdict_text import conclusion, how_line, standing_lines, table
+from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate
 
 REPORT_PAGE = "report.html"
 """The page's file name in a run's output directory."""

@@ -1,4 +1,4 @@
-"""Aggregates of score rows per (strategy, change kind), and the table a person reads.
+"""Aggregates of score rows per (strategy, change kind): the Summary the decision reads.
 
 For every metric: count of defined values, mean, sample standard deviation, the minimum, the 1st,
 5th, 50th, 95th and 99th percentiles (linear interpolation between closest ranks, as Spark SQL's
@@ -16,13 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rebalancing.evaluation.glossary import (
-    PLACEMENT_COLUMNS,
-    SUMMARY_COLUMNS,
-    VIEW_COLUMNS,
-    Column,
-)
-from rebalancing.evaluation.replay import ScoreRow
+from rebalancing.evaluation.scoring.replay import ScoreRow
 
 METRICS: tuple[str, ...] = (
     "balance_degree",
@@ -183,28 +177,6 @@ def summarise(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], dict[str, Aggre
     }
 
 
-def shown_columns(summary: Mapping[tuple[str, str], Mapping[str, Aggregate]]) -> tuple[Column, ...]:
-    """The columns of the summary's table: glossary.SUMMARY_COLUMNS; the client-view columns
-    when some views disagreed; the placement columns when some rows had zones or weights."""
-    metrics = list(summary.values())
-    with_views = any((one["periods_to_agree"].max or 0) > 0 for one in metrics)
-    placed = any(one[column.metric].count for one in metrics for column in PLACEMENT_COLUMNS)
-    return (
-        SUMMARY_COLUMNS
-        + (VIEW_COLUMNS if with_views else ())
-        + (PLACEMENT_COLUMNS if placed else ())
-    )
-
-
-def markdown_table(summary: dict[tuple[str, str], dict[str, Aggregate]]) -> str:
-    """The summary as a Markdown table: one line per (strategy, change kind), the columns of
-    `shown_columns` (their definitions: glossary.glossary_lines)."""
-    columns = shown_columns(summary)
-    header = "| strategy | change | " + " | ".join(column.header for column in columns) + " |"
-    lines = [header, "|" + "---|" * (len(columns) + 2)]
-    for (strategy, change), metrics in summary.items():
-        cells = [
-            column.format(getattr(metrics[column.metric], column.statistic)) for column in columns
-        ]
-        lines.append("| " + " | ".join([strategy, change, *cells]) + " |")
-    return "\n".join(lines)
+Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
+"""(strategy, change kind) -> metric -> Aggregate: what `summarise` returns, and what the Spark
+harness's aggregation gives back in the same shape."""

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rebalancing.evaluation.compiled_scores import NO_OWNER, IntegerGroup, Owners
-from rebalancing.strategies import averagely, sticky
+from rebalancing.evaluation.scoring.compiled_scores import NO_OWNER, IntegerGroup, Owners
+from rebalancing.strategies import STRATEGIES
 
 Twin = Callable[[IntegerGroup, Owners, int], tuple[dict[Any, list[Any]], tuple[Any, Any]]]
 """(the group, its previous plan's owners, how many consumer numbers the scenario has given)
@@ -161,12 +161,15 @@ def averagely_twin(
     return plan, positions
 
 
+_TWIN_OF_NAME: dict[str, Twin] = {"sticky": sticky_twin, "averagely": averagely_twin}
+
 TWINS: dict[Callable[..., Any], Twin] = {
-    sticky.assign: sticky_twin,
-    averagely.assign: averagely_twin,
+    STRATEGIES[name].assign: _TWIN_OF_NAME[name]
+    for name, strategy in STRATEGIES.items()
+    if strategy.compiled_twin
 }
-"""A strategy's `assign` -> its compiled twin (by registry name: glossary.TIMED_AS_TWINS, which
-the verdict reads)."""
+"""A registered strategy's `assign` -> its compiled twin: those the registry marks
+`compiled_twin` (the verdict reads the same mark), each of which must have one here."""
 
 
 def twin_of(assign: Callable[..., Any]) -> Twin | None:

@@ -13,18 +13,21 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rebalancing.evaluation.aggregates import Aggregate, markdown_table, summarise
-from rebalancing.evaluation.outputs import run_description, write_outputs
-from rebalancing.evaluation.profile import (
+from rebalancing.evaluation.command.profile import (
     ParameterError,
     Profile,
     add_profile_arguments,
     new_parser,
     profile_from,
+    run_description,
 )
-from rebalancing.evaluation.replay import score_scenarios
-from rebalancing.evaluation.scenarios import Scenario, generate_scenarios
-from rebalancing.evaluation.verdict import Verdict, render_text
+from rebalancing.evaluation.decision.verdict import Verdict
+from rebalancing.evaluation.report.outputs import write_outputs
+from rebalancing.evaluation.report.tables import markdown_table
+from rebalancing.evaluation.report.verdict_text import render_text
+from rebalancing.evaluation.scenarios.changes import Scenario, generate_scenarios
+from rebalancing.evaluation.scoring.aggregates import Aggregate, summarise
+from rebalancing.evaluation.scoring.replay import score_scenarios
 from rebalancing.strategies import select
 
 Summary = dict[tuple[str, str], dict[str, Aggregate]]
@@ -59,14 +62,14 @@ def compare(profile: Profile, progress: bool = False) -> Comparison:
     summary = score_profile(profile, progress)
     seconds = time.perf_counter() - started
     if profile.out is None:
-        verdict = profile.verdict_on(summary)
-        return Comparison(summary, verdict, seconds, None)
+        return Comparison(summary, profile.verdict_on(summary), seconds, None)
     run_info = {
         **run_description(profile),
         "engine": "pure Python, one process (rebalancing compare)",
         "wall_seconds": round(seconds, 3),
     }
-    verdict = write_outputs(profile.out, summary, run_info, profile)
+    verdict = profile.verdict_on(summary)
+    write_outputs(profile.out, summary, run_info, verdict, profile.describe())
     return Comparison(summary, verdict, seconds, profile.out)
 
 

@@ -424,7 +424,7 @@ def scores_from_counts(
     unknown_consumers: int = 0,
 ) -> Scores:
     """The scores from the counts they are made of, however they were counted (here from
-    dicts; in rebalancing.evaluation.compiled_scores from arrays): the per-consumer counts'
+    dicts; in rebalancing.evaluation.scoring.compiled_scores from arrays): the per-consumer counts'
     sums (None for no consumers), `best` (`_optimum` of the consumers' keepable counts),
     `previously_held` (the queues of Q that P held, departed consumers included),
     `held_by_present` (those held by a consumer of C), `kept` and `kept_by_present` (see

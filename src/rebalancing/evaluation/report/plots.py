@@ -1,4 +1,5 @@
-"""Plots of a summary (the structure of rebalancing.evaluation.aggregates), for the harness's
+"""Plots of a summary (the structure of rebalancing.evaluation.scoring.aggregates), for the
+harness's
 PNGs and the notebooks.
 
 Most functions take the summary (strategy, change kind) -> metric -> Aggregate, draw on a new
@@ -21,10 +22,10 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from rebalancing.evaluation.aggregates import ALL_CHANGES, Aggregate
-from rebalancing.evaluation.glossary import SCORES
-from rebalancing.evaluation.replay import ScoreRow
-from rebalancing.evaluation.report_page import FigureFile
+from rebalancing.evaluation.report.page import FigureFile
+from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate
+from rebalancing.evaluation.scoring.definitions import SCORES
+from rebalancing.evaluation.scoring.replay import ScoreRow
 
 Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 

@@ -1,0 +1,184 @@
+"""The verdict's sentences: why the pick won on a criterion, why candidates are out, what the
+pick gives up, and how a tie reads, each built from the measured numbers in the score's own unit
+and precision (rebalancing.evaluation.scoring.definitions). rebalancing.evaluation.decision.verdict
+decides; this module only says it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from rebalancing.evaluation.decision.differences import Difference
+from rebalancing.evaluation.scoring.aggregates import Aggregate
+from rebalancing.evaluation.scoring.definitions import Score, format_value
+from rebalancing.strategies import STRATEGIES
+
+Overall = Mapping[str, Mapping[str, Aggregate]]
+
+
+SPEED_RATIO = 2.0
+"""A tie on every criterion is broken by time only when one is this many times faster (p99)."""
+
+
+GIVES_UP_SHOWN = 2
+"""The deciding scores on which the reason says the recommendation is beaten, the first ones."""
+
+
+OUT_ON_SHOWN = 4
+"""The candidates a reason names as set aside on a criterion, the closest first; the others
+are counted."""
+
+
+def gives_up(
+    pick: str,
+    sound: list[str],
+    criteria: list[Score],
+    overall: Overall,
+    differences: Mapping[tuple[str, str], list[Difference]],
+) -> str | None:
+    """What the recommendation pays for being chosen: the deciding scores, in order, on which
+    another sound candidate is better beyond doubt (the first GIVES_UP_SHOWN of them), each
+    with the best such candidate's mean; None when it is nowhere worse. A criterion that came
+    later, or a candidate dropped earlier, can be better: the trade-off a reader weighs."""
+    items = []
+    for index, score in enumerate(criteria):
+        better = [
+            other
+            for other in sound
+            if other != pick and differences[(pick, other)][index].better > 0
+        ]
+        if better:
+            best = min(better, key=lambda name: sort_key(overall[name][score.metric], score))
+            mine, theirs = overall[pick][score.metric].mean, overall[best][score.metric].mean
+            unit = _unit(score)
+            items.append(
+                f"{score.label} {_value(mine, score)}{unit} against "
+                f"{_value(theirs, score)}{unit} for {best}"
+            )
+    if not items:
+        return None
+    return f"It gives up: {'; '.join(items[:GIVES_UP_SHOWN])}."
+
+
+def out_on(score: Score, best: str, dropped: list[str], overall: Overall) -> str:
+    """Which candidates a criterion set aside, with their means against the best one's (the
+    closest OUT_ON_SHOWN of them, best first, and how many more)."""
+    closest = sorted(dropped, key=lambda name: sort_key(overall[name][score.metric], score))
+    values = first_few(
+        [f"{name} {_value(overall[name][score.metric].mean, score)}" for name in closest],
+        OUT_ON_SHOWN,
+    )
+    return (
+        f"Out on {score.label} ({score.better} is better; the best "
+        f"{_value(overall[best][score.metric].mean, score)}{_unit(score)}): {values}."
+    )
+
+
+def _known(aggregate: Aggregate) -> bool:
+    """Whether the aggregate has a mean to compare (a plain strategy has no time to balance)."""
+    return aggregate.mean is not None and not math.isnan(aggregate.mean)
+
+
+def sort_key(aggregate: Aggregate, score: Score) -> float:
+    if aggregate.mean is None or math.isnan(aggregate.mean):
+        return math.inf
+    return -aggregate.mean if score.better == "higher" else aggregate.mean
+
+
+def reason_on(
+    pick: str,
+    dropped: list[str],
+    score: Score,
+    overall: Overall,
+    tied_on: list[Score],
+    differences: Mapping[tuple[str, str], list[Difference]],
+    index: int,
+) -> str:
+    """Why `pick` won on `score` against the best of those it set aside there (`tied_on`: the
+    earlier criteria, those the table shows, that they were level on)."""
+    runner_up = min(dropped, key=lambda name: sort_key(overall[name][score.metric], score))
+    difference = differences[(pick, runner_up)][index]
+    unit = _unit(score)
+    level = ", ".join(
+        tied.label
+        for tied in tied_on
+        if _known(overall[pick][tied.metric]) and _known(overall[runner_up][tied.metric])
+    )
+    return (
+        f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
+        f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "
+        f"{runner_up}, the best of the others still in the running (difference "
+        f"{_value(abs(difference.difference), score)}"
+        f" ± {_value(difference.half_width, score)}{unit} at 95%"
+        + (f"; level on {level}" if level else "")
+        + ")."
+    )
+
+
+def tie(
+    left: list[str],
+    tied_on: list[Score],
+    overall: Overall,
+    differences: Mapping[tuple[str, str], list[Difference]],
+) -> tuple[tuple[str, ...], str]:
+    labels = ", ".join(
+        score.label
+        for score in tied_on
+        if all(_known(overall[name][score.metric]) for name in left)
+    )
+    level = not any(  # no two of those left told apart on any criterion
+        difference.better
+        for first in left
+        for second in left
+        if first != second
+        for difference in differences[(first, second)]
+    )
+    times = {name: overall[name]["assign_micros"].p99 for name in left}
+    # a compiled twin's time against a Python function's says nothing about either's speed
+    twinned = {name for name in left if name in STRATEGIES and STRATEGIES[name].compiled_twin}
+    timed_alike = not twinned or twinned == set(left)
+    if timed_alike and all(value is not None for value in times.values()):
+        fastest = min(left, key=lambda name: times[name] or 0.0)
+        others = [name for name in left if name != fastest]
+        slowest_ratio = min(
+            (times[name] or 0.0) / max(times[fastest] or 0.0, 1e-9) for name in others
+        )
+        if level and slowest_ratio >= SPEED_RATIO:
+            return (fastest,), (
+                f"{fastest}: no difference the scenarios can tell from "
+                f"{', '.join(others)} on {labels}, and it rebalances at least "
+                f"{slowest_ratio:.1f}x faster (p99 {_micros(times[fastest])})."
+            )
+    if not level:
+        return tuple(left), (
+            f"No clear winner among {', '.join(left)}: some of them differ on {labels}, but no "
+            "one is ahead of all the others the scenarios can tell apart; compare their rows "
+            "(more scenarios narrow the intervals)."
+        )
+    return tuple(left), (
+        f"No difference the scenarios can tell between {', '.join(left)} on {labels}: "
+        "either will do (more scenarios narrow the intervals)."
+    )
+
+
+def _value(value: float | None, score: Score) -> str:
+    return format_value(score, value)
+
+
+def _unit(score: Score) -> str:
+    if score.unit == "%":
+        return " %"
+    return f" {score.unit}"
+
+
+def _micros(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.0f} µs"
+
+
+def first_few(names: list[str], shown: int = 2) -> str:
+    """The first `shown` names, and how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")

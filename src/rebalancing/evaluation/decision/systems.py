@@ -1,0 +1,396 @@
+"""The systems the verdict knows, as declarations: for each `--system`, its title, what it pays for,
+the deciding scores in order, the verdict's columns, the view mode its scores are taken under, how
+to run a pick there and what it notes beside the pick. The verdict reads these and knows no
+system by name; adding a system is one `System(...)` in DECLARED (its name also in the
+registry's SYSTEMS, where strategies say where they run) and its tests.
+
+How to run a pick is built from the strategy's own facts in the registry (`Strategy.native`:
+what the system ships that makes the same plan; `Strategy.settings`: the adapter's arguments),
+so no strategy is named here either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, replace
+
+from rebalancing.evaluation.scoring.aggregates import Aggregate
+from rebalancing.evaluation.scoring.definitions import SCORES, format_value
+from rebalancing.strategies import STRATEGIES, SYSTEMS, Strategy
+from rebalancing.strategies.registry import default_strategies, runs_on
+
+ANY_SYSTEM = "any"
+"""The system of a group that has not said where it runs: every default strategy competes."""
+
+Overall = Mapping[str, Mapping[str, Aggregate]]
+"""strategy -> metric -> its aggregate over every rebalance (the summary's "all" rows)."""
+
+
+@dataclass(frozen=True)
+class System:
+    """Where the group runs: which strategies are candidates and which costs decide.
+
+    `criteria` are score metrics in the order they decide; `shown` the columns of the verdict's
+    table as (metric, statistic); `views` the view mode the scores must be taken under
+    (rebalancing.evaluation.scenarios.views: client-side systems pay for disagreeing views);
+    `vendor` whose system it is (registry.VENDORS, the key of Strategy.native); `zone_aware`,
+    whether its clients know zones (the cross-zone fraction then decides); `how_to_run`, a
+    strategy's registry entry -> how to run it there, in a sentence (None: no known way);
+    `note`, the sound candidates' overall aggregates -> sentences the verdict adds.
+    """
+
+    name: str
+    title: str
+    costs: str
+    criteria: tuple[str, ...]
+    shown: tuple[tuple[str, str], ...]
+    views: str = "broker"
+    vendor: str | None = None
+    zone_aware: bool = False
+    how_to_run: Callable[[Strategy], str | None] | None = None
+    note: Callable[[Overall, list[str]], list[str]] | None = None
+
+    def candidates(
+        self, registry: Mapping[str, Strategy] = STRATEGIES, carried: Collection[str] = ()
+    ) -> tuple[str, ...]:
+        """The registered strategies that run on this system (the defaults for `any`), for
+        scenarios that carry the inputs `carried` (ScenarioSettings.carried_inputs): those
+        that read zones or weights (`Strategy.uses`) only when the scenarios carry them
+        (registry.runs_on), as default_strategies does."""
+        if self.name == ANY_SYSTEM:
+            defaults = default_strategies(carried)
+            return tuple(name for name in registry if name in defaults)
+        return tuple(
+            name
+            for name, strategy in registry.items()
+            if self.name in (strategy.systems or ()) and runs_on(strategy, carried)
+        )
+
+    def accepts(self, strategy: Strategy) -> bool:
+        """Whether `strategy` (a registered one or a user's) can run on this system."""
+        return self.name == ANY_SYSTEM or self.name in (strategy.systems or ())
+
+
+def _module_of(strategy: Strategy) -> str:
+    """The module of a strategy's code: its function's, or its callable object's class's
+    (machine_room_nearby is a machine_room.Nearby)."""
+    module = getattr(strategy.assign, "__module__", None) or type(strategy.assign).__module__
+    return str(module)
+
+
+def _kafka(cooperative: bool) -> Callable[[Strategy], str]:
+    """How a strategy runs in kafka-python: the adapter's assignor, with the facts it reads
+    (client_rack, a weights hook), and Kafka's own class where one makes the same plan."""
+
+    def how(strategy: Strategy) -> str:
+        # an assignor that is cooperative by itself (a session, KIP-429) needs no flag
+        flag = ", cooperative=True" if cooperative and strategy.open_session is None else ""
+        built_in = strategy.native.get("kafka")
+        own = f"; Kafka's own {built_in} follows the same rules" if built_in else ""
+        given = [
+            (argument, meaning)
+            for fact, argument, meaning in (
+                ("consumer_zones", "client_rack=RACK", "RACK the consumer's own client_rack"),
+                ("weights", "weights=LAG", "LAG a function giving each partition's lag"),
+            )
+            if fact in strategy.uses
+        ]
+        facts = "".join(f", {argument}" for argument, _ in given)
+        where = (
+            f", {' and '.join(meaning for _, meaning in given)} (the Kafka guide: Zones and "
+            "weights)"
+            if given
+            else ""
+        )
+        return (
+            "In kafka-python: partition_assignment_strategy=["
+            f"kafka_python_assignor({strategy.name!r}{flag}{facts})] "
+            f"(rebalancing.adapters.kafka){where}{own}."
+        )
+
+    return how
+
+
+def _rocketmq(where: str) -> Callable[[Strategy], str]:
+    """RocketMQ's own class where it ships one, else the module to port (`where` it runs)."""
+
+    def how(strategy: Strategy) -> str:
+        built_in = strategy.native.get("rocketmq")
+        if built_in:
+            return f"RocketMQ ships it: {built_in}."
+        return (
+            f"RocketMQ has no {strategy.name}: port {_module_of(strategy)} (its docstring "
+            f"gives the algorithm) to an AllocateMessageQueueStrategy {where}."
+        )
+
+    return how
+
+
+def _rabbitmq(strategy: Strategy) -> str | None:
+    """The group member with the strategy's release policy, or what RabbitMQ does itself."""
+    if "release" in strategy.settings:
+        return (
+            "In each app: rebalancing.adapters.rabbitmq.GroupMember(..., "
+            f"release={strategy.settings['release']!r})."
+        )
+    if "rabbitmq" in strategy.native:
+        return f"RabbitMQ streams do it themselves: {strategy.native['rabbitmq']}."
+    return None
+
+
+def _itself(sentence: str, vendor: str) -> Callable[[Strategy], str | None]:
+    """A system that makes the plan itself: `sentence` with the strategy's setting there
+    (`{native}`, and `{title}`, the same in title case)."""
+
+    def how(strategy: Strategy) -> str | None:
+        native = strategy.native.get(vendor)
+        return sentence.format(native=native, title=native.title()) if native else None
+
+    return how
+
+
+def _eager_note(overall: Overall, sound: list[str]) -> list[str]:
+    """Under the eager protocol the pause is the group's, whatever the strategy: say what the
+    cooperative protocol would pause instead (the moves), when the numbers are there."""
+    paused = [overall[name]["queues_paused"].mean for name in sound]
+    moved = [overall[name]["moves"].mean for name in sound]
+    if not sound or None in paused or None in moved:
+        return []
+    best = min(sound, key=lambda name: overall[name]["moves"].mean or 0.0)
+    low, high = (
+        format_value(SCORES["queues_paused"], bound(p for p in paused if p is not None))
+        for bound in (min, max)
+    )
+    return [
+        f"Under Kafka's eager protocol a rebalance pauses "
+        f"{low if low == high else f'{low}-{high}'} queues on average "
+        f"whatever the strategy; the cooperative protocol pauses only the moves "
+        f"({best}: {format_value(SCORES['moves'], overall[best]['moves'].mean)} per rebalance)."
+    ]
+
+
+_BASE_SHOWN = (
+    ("balance_degree", "mean"),
+    ("stickiness", "mean"),
+    ("stickiness", "p5"),
+    ("moves", "mean"),
+)
+_TIME = ("assign_micros", "p99")
+_LEASE_CRITERIA = (
+    "converged",
+    "balance_degree",
+    "seconds_to_balance",
+    "queue_seconds_unowned",
+    "queue_seconds_doubly_owned",
+    "moves",
+    "stickiness",
+)
+"""Leaderless ownership protocols settle in time: balance, then how long and what it cost."""
+_LEASE_SHOWN = (
+    *_BASE_SHOWN,
+    ("seconds_to_balance", "mean"),
+    ("seconds_to_balance", "p95"),
+    ("queue_seconds_unowned", "mean"),
+    ("queue_seconds_doubly_owned", "mean"),
+    ("steals", "mean"),
+    ("converged", "mean"),
+    _TIME,
+)
+
+DECLARED: tuple[System, ...] = (
+    System(
+        "kafka-eager",
+        "Kafka, eager rebalance protocol",
+        "every member gives up every partition at each rebalance, so the partitions that "
+        "move cost a handover (state, caches, in-flight work) on top of the pause",
+        ("balance_degree", "queues_paused", "moves", "stickiness"),
+        (*_BASE_SHOWN, ("queues_paused", "mean"), _TIME),
+        vendor="kafka",
+        zone_aware=True,
+        how_to_run=_kafka(cooperative=False),
+        note=_eager_note,
+    ),
+    System(
+        "kafka-cooperative",
+        "Kafka, cooperative rebalance protocol (KIP-429)",
+        "only the partitions that move are revoked and paused, for a second rebalance: "
+        "moves are the pauses",
+        ("balance_degree", "moves", "stickiness"),
+        (*_BASE_SHOWN, _TIME),
+        vendor="kafka",
+        zone_aware=True,
+        how_to_run=_kafka(cooperative=True),
+    ),
+    System(
+        "rocketmq-client",
+        "RocketMQ, client-side rebalancing",
+        "each consumer plans from its own view of the group, so only plans that ignore the "
+        "previous one qualify, and views that disagree leave queues unread or read twice",
+        (
+            "balance_degree",
+            "queue_periods_unread",
+            "queue_periods_read_twice",
+            "moves",
+            "stickiness",
+        ),
+        (
+            *_BASE_SHOWN,
+            ("queue_periods_unread", "mean"),
+            ("queue_periods_read_twice", "mean"),
+            _TIME,
+        ),
+        views="client",
+        vendor="rocketmq",
+        zone_aware=True,
+        how_to_run=_rocketmq("on every client"),
+    ),
+    System(
+        "rocketmq-broker",
+        "RocketMQ, broker-side rebalancing",
+        "the broker plans with the previous plan in hand, so moved queues are the cost",
+        ("balance_degree", "moves", "stickiness"),
+        (*_BASE_SHOWN, _TIME),
+        vendor="rocketmq",
+        zone_aware=True,
+        how_to_run=_rocketmq("where the plan is made"),
+    ),
+    System(
+        "rabbitmq-sac",
+        "RabbitMQ single active consumer",
+        "the group settles by releases; each released queue is paused for a hand-over "
+        "and the protocol must settle",
+        (
+            "converged",
+            "balance_degree",
+            "queues_paused",
+            "releases",
+            "seconds_to_balance",
+            "moves",
+            "stickiness",
+        ),
+        (
+            *_BASE_SHOWN,
+            ("queues_paused", "mean"),
+            ("releases", "mean"),
+            ("rounds", "p99"),
+            ("seconds_to_balance", "p95"),
+            ("converged", "mean"),
+            _TIME,
+        ),
+        vendor="rabbitmq",
+        how_to_run=_rabbitmq,
+    ),
+    System(
+        "pulsar-failover",
+        "Apache Pulsar, Failover subscription on a partitioned topic",
+        "the broker picks each partition's active consumer by its own rule (priority "
+        "level, then name), so the choice is the consumers' names and levels; a partition "
+        "whose active consumer changes is paused while the old one steps down",
+        ("balance_degree", "queues_paused", "moves", "stickiness"),
+        (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
+        vendor="pulsar",
+        how_to_run=_itself(
+            "Pulsar's broker does it itself: {native} (consumers ordered by priority level, "
+            "then name).",
+            "pulsar",
+        ),
+    ),
+    System(
+        "azure-event-hubs",
+        "Azure Event Hubs, event processor load balancing",
+        "every processor claims or steals partitions on its own 10 s cycle, so the group "
+        "takes seconds to minutes to settle: queues wait unowned until claimed, and a "
+        "stolen one is processed twice until its old owner's next cycle",
+        _LEASE_CRITERIA,
+        _LEASE_SHOWN,
+        vendor="event-hubs",
+        how_to_run=_itself(
+            "The event processor does it itself: load_balancing_strategy=LoadBalancingStrategy."
+            "{native} (Python; LoadBalancingStrategy.{title} in .NET, Java).",
+            "event-hubs",
+        ),
+    ),
+    System(
+        "aws-kcl",
+        "AWS Kinesis Client Library 2.x, lease taking",
+        "every worker's lease taker takes expired leases and steals one at a time on its "
+        "own 20 s run, so the group takes seconds to minutes to settle: a departed worker's "
+        "shards wait until its leases expire, and a stolen one is processed twice until its "
+        "old owner's next renewal",
+        _LEASE_CRITERIA,
+        _LEASE_SHOWN,
+        vendor="kcl",
+        how_to_run=_itself("The KCL does it itself: {native}.", "kcl"),
+    ),
+    System(
+        ANY_SYSTEM,
+        "any system (every default strategy)",
+        "balance, then, where a candidate settles in time, how long and what it cost, then "
+        "queues paused, moves and stickiness",
+        (
+            "converged",
+            "balance_degree",
+            "seconds_to_balance",
+            "queue_seconds_unowned",
+            "queue_seconds_doubly_owned",
+            "queues_paused",
+            "moves",
+            "stickiness",
+        ),
+        (
+            *_BASE_SHOWN,
+            ("queues_paused", "mean"),
+            ("releases", "mean"),
+            ("seconds_to_balance", "mean"),
+            _TIME,
+        ),
+        zone_aware=True,
+    ),
+)
+"""Every system as declared; SYSTEM_VERDICTS adds the placement and stability criteria."""
+
+_CROSS_ZONE = ("cross_zone_fraction", "mean")
+_LOAD = ("load_ratio", "mean")
+
+UNSTABLE = "moves_when_unchanged"
+"""The last criterion of every system: queues a strategy moves when nothing changed are hand-overs
+a rebalance had no reason for (Kafka's rack-aware sticky makes some: a partition balance put
+outside its racks is dealt again). One that never settles is set aside instead (the glossary's
+broken_at of rebalances to a fixed point)."""
+
+
+def _placed(system: System) -> System:
+    """`system` with the placement scores and the stability criterion: the load ratio just
+    before balance (with weights, load is what balance is for), the cross-zone fraction just
+    after it (KIP-881's order: balance, then racks) where its clients know zones, moves when
+    unchanged last; the placement columns before the time column (last). A placement score
+    counts only when the run's scores have it (the verdict's `measured`)."""
+    criteria: list[str] = []
+    for metric in system.criteria:
+        if metric == "balance_degree":
+            criteria += ["load_ratio", metric] + (
+                ["cross_zone_fraction"] if system.zone_aware else []
+            )
+        else:
+            criteria.append(metric)
+    shown = system.shown
+    placed_shown = (*shown[:-1], *((_CROSS_ZONE,) if system.zone_aware else ()), _LOAD, shown[-1])
+    return replace(system, criteria=(*criteria, UNSTABLE), shown=placed_shown)
+
+
+SYSTEM_VERDICTS: dict[str, System] = {system.name: _placed(system) for system in DECLARED}
+"""The verdict's view of each system (SYSTEMS of the registry, and `any`), by name."""
+
+_undeclared = {*SYSTEMS, ANY_SYSTEM} ^ set(SYSTEM_VERDICTS)
+if _undeclared:
+    raise ImportError(f"systems declared here and in the registry differ: {sorted(_undeclared)}")
+
+
+def how_to_run(system: str, strategy: str) -> str | None:
+    """Where the registered `strategy` plugs in on `system`, in a sentence: the adapter call, or
+    the system's own class that makes the same plan; None where this project knows no way (a
+    user's strategy, or `any`)."""
+    declared = SYSTEM_VERDICTS[system]
+    if strategy not in STRATEGIES or declared.how_to_run is None:
+        return None
+    return declared.how_to_run(STRATEGIES[strategy])

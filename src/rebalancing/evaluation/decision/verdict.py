@@ -1,0 +1,245 @@
+"""Which strategy for my group? The verdict on a summary: for the system the group runs on, the
+candidates' deciding scores side by side, which candidates are dominated and by whom, and a
+recommendation with its reason, built from the measured numbers.
+
+How it decides (the same for every system, only the criteria differ):
+- A candidate whose plans were ever broken (a failure, an orphan, a duplicate, an unknown id) or
+  that oscillates (no fixed point within the stability check's bound when applied again with
+  nothing changed) is set aside and named: every score the glossary says must be 0, or calls
+  broken at a value. Queues moved when nothing changed, by a strategy that then settles, are a
+  cost: the last criterion of every system.
+- With weights, the load ratio decides where the balance of queue counts would (the glossary's
+  `superseded_by`): equal counts of unequal queues are not what a group wants.
+- Two candidates are compared on a criterion by their means over every rebalance (the summary's
+  "all" rows) with a 95% confidence interval of the difference, from the standard deviations and
+  counts (Welch's interval, normal quantile 1.96); means within 10% of the larger one are level
+  however many scenarios tell them apart (a difference too small to act on). The interval does
+  not use the pairing of the rebalances (both candidates ran the same scenarios), so it is wide,
+  and it errs toward "can't tell" rather than toward a difference that is not there.
+- A candidate is dominated when another is better on at least one criterion and worse on none.
+- Among the rest, the criteria are taken in the system's order (balance, then what that system
+  pays for: paused queues, hand-overs, moves, stickiness): each keeps the candidates that are not
+  worse than the best one left. One left is the recommendation; several left are a tie, unless
+  one rebalances at least twice as fast at the 99th percentile (time is not part of dominance;
+  a time the kernel engine took on a compiled twin (Strategy.compiled_twin) is not set against
+  a Python function's).
+
+Runtime complexity: O(candidates^2 x criteria).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rebalancing.evaluation.decision.differences import Difference, compare
+from rebalancing.evaluation.decision.reasons import (
+    gives_up,
+    out_on,
+    reason_on,
+    sort_key,
+    tie,
+)
+from rebalancing.evaluation.decision.systems import System
+from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate, Summary
+from rebalancing.evaluation.scoring.definitions import SCORES, Score, format_value
+from rebalancing.strategies import STRATEGIES
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer for one system: the table rows (candidate -> shown statistic -> value), who is
+    set aside and why, who is dominated and by whom, the recommendation (one name, or several
+    for a tie) and its reason in a sentence or two."""
+
+    system: System
+    candidates: tuple[str, ...]
+    table: dict[str, dict[tuple[str, str], float | None]]
+    means: dict[str, dict[str, float | None]]
+    broken: dict[str, str]
+    dominated: dict[str, list[str]]
+    recommended: tuple[str, ...]
+    reason: str
+    not_candidates: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_tie(self) -> bool:
+        return len(self.recommended) > 1
+
+
+def _broken(metrics: Mapping[str, Aggregate]) -> str | None:
+    """Why a candidate's plans cannot be trusted, or None: every score that must be 0 (the
+    glossary says which) and was not, in some rebalance, and every score that reached the value
+    the glossary calls broken (a strategy with no fixed point: it oscillates)."""
+    problems = []
+    for score in SCORES.values():
+        aggregate = metrics.get(score.metric)
+        if aggregate is None or aggregate.max is None:
+            continue
+        if (score.better == "zero" and aggregate.max) or (
+            score.broken_at is not None and aggregate.max >= score.broken_at
+        ):
+            worst = format_value(score, aggregate.mean if score.percent else aggregate.max)
+            problems.append(f"{score.label} {worst}{' %' if score.percent else ''}")
+    return ", ".join(problems) or None
+
+
+def _measured(system: System, overall: Mapping[str, Mapping[str, Aggregate]]) -> System:
+    """`system` without the criteria and columns of scores that need zones or weights
+    (glossary Score.needs) when no candidate has a value of them: the scenarios had none; and
+    without the criteria another measured score supersedes (Score.superseded_by: with weights,
+    the load ratio decides where the balance of counts would), their columns still shown."""
+
+    def measured(metric: str) -> bool:
+        return any(metrics[metric].count for metrics in overall.values() if metric in metrics)
+
+    def deciding(metric: str) -> bool:
+        successor = SCORES[metric].superseded_by
+        superseded = successor is not None and successor in system.criteria and measured(successor)
+        return measured(metric) and not superseded
+
+    return replace(
+        system,
+        criteria=tuple(metric for metric in system.criteria if deciding(metric)),
+        shown=tuple(shown for shown in system.shown if measured(shown[0])),
+    )
+
+
+def decide(summary: Summary, system: System, candidates: Sequence[str] | None = None) -> Verdict:
+    """The verdict on `summary` for `system`, among `candidates` (default: every strategy of the
+    summary that the system accepts, as the registry says; names it does not know count as
+    candidates, since the caller chose them)."""
+    scored = sorted({strategy for strategy, change in summary if change == ALL_CHANGES})
+    if candidates is None:
+        chosen = [
+            name for name in scored if name not in STRATEGIES or system.accepts(STRATEGIES[name])
+        ]
+    else:
+        chosen = [name for name in candidates if name in scored]
+    missing = tuple(name for name in (candidates or ()) if name not in scored)
+    not_candidates = tuple(name for name in scored if name not in chosen)
+    overall = {name: summary[(name, ALL_CHANGES)] for name in chosen}
+    system = _measured(system, overall)
+    table = {
+        name: {shown: getattr(overall[name][shown[0]], shown[1]) for shown in system.shown}
+        for name in chosen
+    }
+    broken = {name: why for name in chosen if (why := _broken(overall[name])) is not None}
+    sound = [name for name in chosen if name not in broken]
+    criteria = [SCORES[metric] for metric in system.criteria]
+    differences = {
+        (first, second): [
+            compare(overall[first][score.metric], overall[second][score.metric], score)
+            for score in criteria
+        ]
+        for first in sound
+        for second in sound
+        if first != second
+    }
+    dominated = {
+        name: [
+            other
+            for other in sound
+            if other != name
+            and all(d.better <= 0 for d in differences[(other, name)])
+            and any(d.better < 0 for d in differences[(other, name)])
+        ]
+        for name in sound
+    }
+    dominated = {name: by for name, by in dominated.items() if by}
+    undominated = [name for name in sound if name not in dominated]
+    in_table = frozenset(metric for metric, _ in system.shown)
+    recommended, reason = _recommend(undominated, criteria, overall, differences, in_table)
+    if len(undominated) == 1 and len(sound) > 1:
+        # the criteria in order over every sound candidate say what sets it apart
+        over_all, why = _recommend(sound, criteria, overall, differences, in_table)
+        reason = (
+            why
+            if over_all == recommended
+            else f"{recommended[0]} is at least as good as every other candidate on every "
+            "deciding score, and better on at least one."
+        )
+    if len(recommended) == 1:
+        reason = " ".join(
+            filter(None, [reason, gives_up(recommended[0], sound, criteria, overall, differences)])
+        )
+    notes = []
+    if system.note is not None:
+        notes += system.note(overall, sound)
+    return Verdict(
+        system=system,
+        candidates=tuple(chosen),
+        table=table,
+        means={
+            name: {metric: overall[name][metric].mean for metric in system.criteria}
+            for name in chosen
+        },
+        broken=broken,
+        dominated=dominated,
+        recommended=recommended,
+        reason=reason,
+        not_candidates=not_candidates,
+        missing=missing,
+        notes=notes,
+    )
+
+
+def _recommend(
+    left: list[str],
+    criteria: list[Score],
+    overall: Mapping[str, Mapping[str, Aggregate]],
+    differences: Mapping[tuple[str, str], list[Difference]],
+    in_table: frozenset[str],
+) -> tuple[tuple[str, ...], str]:
+    """The candidates the criteria, in order, keep; and the reason, from the numbers (naming
+    the scores they are level on only where the table shows them, `in_table`)."""
+    if not left:
+        return (), "No candidate of this system was scored, or every one was set aside above."
+    if len(left) == 1:
+        return (left[0],), f"{left[0]} is the only candidate left."
+    tied_on: list[Score] = []
+    out_earlier: list[str] = []
+    for index, score in enumerate(criteria):
+        best = min(left, key=lambda name: sort_key(overall[name][score.metric], score))
+        keep = [
+            name for name in left if name == best or differences[(name, best)][index].better <= 0
+        ]
+        if len(keep) < len(left):
+            dropped = [name for name in left if name not in keep]
+            if len(keep) == 1:
+                level_on = [tied for tied in tied_on if tied.metric in in_table]
+                sentence = reason_on(best, dropped, score, overall, level_on, differences, index)
+                return (best,), " ".join([sentence, *out_earlier])
+            out_earlier.append(out_on(score, best, dropped, overall))
+            left = keep
+        tied_on.append(score)
+    recommended, reason = tie(left, tied_on, overall, differences)
+    return recommended, " ".join([reason, *out_earlier])
+
+
+def ranking(verdict: Verdict) -> list[str]:
+    """The candidates as the verdict ranks them: the recommended first, then the others by
+    their means on the deciding scores in order, as the table prints them (two means that
+    print alike are level there, and the next score orders them); those set aside last."""
+    criteria = [SCORES[metric] for metric in verdict.system.criteria]
+
+    def key(name: str) -> tuple[Any, ...]:
+        means = tuple(
+            _rank_value(verdict.means[name].get(score.metric), score) for score in criteria
+        )
+        return (name not in verdict.recommended, name in verdict.broken, means, name)
+
+    return sorted(verdict.candidates, key=key)
+
+
+def _rank_value(mean: float | None, score: Score) -> float:
+    """`mean` as printed (format_value's rounding), signed so that lower ranks first."""
+    shown = format_value(score, mean)
+    if shown == "n/a":
+        return math.inf
+    value = float(shown.replace(",", ""))
+    return -value if score.better == "higher" else value
