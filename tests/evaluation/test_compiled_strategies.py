@@ -24,7 +24,7 @@ from rebalancing.evaluation.scenarios.changes import (
     Step,
     generate_scenarios,
 )
-from rebalancing.evaluation.scoring import compiled_strategies, replay
+from rebalancing.evaluation.scoring import compiled_strategies, runner
 from rebalancing.evaluation.scoring.compiled_scores import (
     NO_OWNER,
     NO_PLAN,
@@ -248,16 +248,16 @@ def _scored_with_plans(
         for index, (queues, consumers) in enumerate(groups)
     ]
     in_force: list[dict[Any, list[Any]]] = []
-    rebalance = replay._Runner.rebalance
+    rebalance = runner.Runner.rebalance
 
-    def recording(runner: Any, group: Any, views: Any) -> Any:
-        outcome = rebalance(runner, group, views)
-        in_force.append(outcome[0])
-        return outcome
+    def recording(strategy_runner: Any, group: Any, views: Any) -> Any:
+        attempt = rebalance(strategy_runner, group, views)
+        in_force.append(attempt.plan)
+        return attempt
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Scenario, "steps", lambda self: iter(steps))
-        patch.setattr(replay._Runner, "rebalance", recording)
+        patch.setattr(runner.Runner, "rebalance", recording)
         scored = score_scenario(
             Scenario(3, 1, SETTINGS),
             {"sticky": STRATEGIES["sticky"]},

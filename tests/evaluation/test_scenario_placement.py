@@ -12,13 +12,15 @@ from hypothesis import strategies as st
 
 from rebalancing.evaluation.scenarios.changes import (
     CHANGE_KINDS,
-    HOT_WEIGHT,
-    REPLICATION_FACTOR,
-    WEIGHT_DISTRIBUTIONS,
     Scenario,
     ScenarioSettings,
     Step,
     generate_scenarios,
+)
+from rebalancing.evaluation.scenarios.placement import (
+    HOT_WEIGHT,
+    REPLICATION_FACTOR,
+    WEIGHT_DISTRIBUTIONS,
 )
 from rebalancing.evaluation.scoring.aggregates import METRICS, summarise
 from rebalancing.evaluation.scoring.replay import score_scenarios

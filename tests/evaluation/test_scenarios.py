@@ -16,9 +16,13 @@ from rebalancing.contract import SortedIds, sorted_distinct_ids
 from rebalancing.evaluation.scenarios.changes import (
     CHANGE_KINDS,
     INITIAL,
+    KINDS,
+    WEIGHT_KINDS,
+    ZONE_KINDS,
     Scenario,
     ScenarioSettings,
     Step,
+    change_kind,
     generate_scenarios,
 )
 
@@ -218,3 +222,28 @@ def test_the_churn_kinds_need_two_consumers_and_a_single_one_gets_a_join() -> No
     for kind in ("rolling_restart", "flapping"):
         steps = _one_change(kind, 0, consumers=(1, 1))
         assert [step.kind for step in steps[1:]] == ["join"]
+
+
+def test_every_change_kind_is_one_entry_of_the_table_that_the_settings_and_generator_read() -> None:
+    assert tuple(KINDS) == CHANGE_KINDS
+    assert {name for name, kind in KINDS.items() if kind.needs == "zones"} == ZONE_KINDS
+    assert {name for name, kind in KINDS.items() if kind.needs == "weights"} == WEIGHT_KINDS
+    assert all(name == kind.name for name, kind in KINDS.items())
+
+
+@pytest.mark.parametrize("name", ["", "Join", "mixd", "join ", None])
+def test_an_unknown_change_kind_is_an_error_naming_it_never_a_mixed_change(name: object) -> None:
+    with pytest.raises(ValueError, match=r"unknown change kind .*known: join, join_burst"):
+        change_kind(name)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown change kind"):
+        ScenarioSettings(change_weights={name: 1.0})  # type: ignore[dict-item]
+
+
+@given(st.integers(0, 2**32), st.integers(0, 500))
+@settings(max_examples=60, deadline=None)
+def test_each_kind_makes_steps_of_its_own_kind(base_seed: int, index: int) -> None:
+    every_kind = ScenarioSettings(
+        queue_range=(1, 40), consumer_range=(1, 12), zone_range=(1, 3), weights="hot"
+    )
+    for step in Scenario(base_seed, index, every_kind).steps():
+        assert step.kind == "initial" or step.kind in KINDS

@@ -21,12 +21,14 @@ from rebalancing.evaluation.decision.verdict import Verdict, decide
 from rebalancing.evaluation.report.tables import scores_help
 from rebalancing.evaluation.scenarios.changes import (
     CHANGE_KINDS,
-    HOT_WEIGHT,
-    WEIGHT_DISTRIBUTIONS,
     WEIGHT_KINDS,
-    ZIPF_EXPONENT,
     ZONE_KINDS,
     ScenarioSettings,
+)
+from rebalancing.evaluation.scenarios.placement import (
+    HOT_WEIGHT,
+    WEIGHT_DISTRIBUTIONS,
+    ZIPF_EXPONENT,
 )
 from rebalancing.evaluation.scenarios.views import (
     ViewSettings,

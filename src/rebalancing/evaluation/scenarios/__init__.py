@@ -6,13 +6,13 @@ the change's kind) and ViewSettings. Imports nothing of the later stages."""
 from rebalancing.evaluation.scenarios.changes import (
     CHANGE_KINDS,
     INITIAL,
-    WEIGHT_DISTRIBUTIONS,
     Scenario,
     ScenarioSettings,
     Step,
     generate_scenarios,
     scenario_seed,
 )
+from rebalancing.evaluation.scenarios.placement import WEIGHT_DISTRIBUTIONS
 from rebalancing.evaluation.scenarios.views import ViewSettings
 
 __all__ = [

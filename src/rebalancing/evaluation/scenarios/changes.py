@@ -38,7 +38,7 @@ which kind each draw picks from the first change on, whichever kind it picks):
   map objects as the step before, as it holds the same queues.
 
 Three change kinds need placement, and are drawn only in scenarios that have it (feasibility,
-`_feasible`, like every other kind's):
+ChangeKind.feasible, like every other kind's):
 
 - `zone_outage` (zones): every consumer of one zone leaves at once, a zone holding at least one
   consumer but not all of them; one zone is out at a time, and no one joins it while it is out;
@@ -70,52 +70,24 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from rebalancing.contract import SortedIds
+from rebalancing.evaluation.scenarios.placement import (
+    WEIGHT_DISTRIBUTIONS,
+    ZONE_NAMES,
+    ScenarioPlacement,
+)
 
 IdT = TypeVar("IdT", int, str)
 
-CHANGE_KINDS = (
-    "join",
-    "join_burst",
-    "leave",
-    "crash",
-    "queues_added",
-    "queues_removed",
-    "mixed",
-    "rolling_restart",
-    "autoscaling",
-    "flapping",
-    "zone_outage",
-    "zone_recovery",
-    "load_shift",
-)
-"""Every kind of membership change a scenario can contain."""
+StepsOf = Callable[["_Generator", int, Sequence[int], Sequence[str]], Iterator["Step"]]
+"""A change kind's steps: (the generator, the first step's index, the group's queues and
+consumers) -> the steps, each the group after one rebalance."""
 
-ZONE_KINDS = frozenset({"zone_outage", "zone_recovery"})
-"""The change kinds that need zones (ScenarioSettings.zone_range)."""
-
-WEIGHT_KINDS = frozenset({"load_shift"})
-"""The change kinds that need weights (ScenarioSettings.weights)."""
-
-WEIGHT_DISTRIBUTIONS = ("uniform", "zipf", "hot")
-"""The distributions queue weights are drawn from (the module docstring says how)."""
-
-ZONE_NAMES = tuple(f"zone-{letter}" for letter in "abcdefghijklmnopqrstuvwxyz")
-"""The zones of a scenario with zones, in order: it has the first k of them."""
-
-REPLICATION_FACTOR = 3
-"""The most zones a queue's replicas are in (Kafka's usual replication factor)."""
-
-ZIPF_EXPONENT = 1.0
-"""The exponent s of the "zipf" weights: the queue of rank r weighs 1 / r ** s."""
-
-HOT_WEIGHT = 10.0
-"""The weight of the hot queue of the "hot" weights, every other queue weighing 1."""
 
 INITIAL = "initial"
 """The kind of step 0: the first assignment, from scratch."""
@@ -157,8 +129,7 @@ class ScenarioSettings:
                 f"unknown weights {self.weights!r}; known: {', '.join(WEIGHT_DISTRIBUTIONS)}"
             )
         for kind, weight in self.change_weights.items():
-            if kind not in CHANGE_KINDS:
-                raise ValueError(f"unknown change kind {kind!r}; known: {', '.join(CHANGE_KINDS)}")
+            change_kind(kind)  # ValueError for an unknown one
             if not (isinstance(weight, int | float) and weight >= 0 and math.isfinite(weight)):
                 raise ValueError(f"weight of change kind {kind!r} must be >= 0, got {weight!r}")
         if not any(self.change_weights.values()):
@@ -176,9 +147,10 @@ class ScenarioSettings:
     def allows(self, kind: str) -> bool:
         """Whether scenarios of these settings can hold `kind` at all: the zone kinds need
         zones, load_shift needs weights."""
-        if kind in ZONE_KINDS:
+        needs = change_kind(kind).needs
+        if needs == "zones":
             return self.zone_range is not None
-        if kind in WEIGHT_KINDS:
+        if needs == "weights":
             return self.weights is not None
         return True
 
@@ -249,10 +221,12 @@ class _Generator:
         self.settings = settings
         self.next_queue_id = 0
         self.consumer_ids: set[str] = set()
-        self.placement: _Placement | None = None
+        self.placement: ScenarioPlacement | None = None
         if settings.zone_range is not None or settings.weights is not None:
             placement_seed = scenario_seed(seed or 0, -1)  # a stream of its own
-            self.placement = _Placement(random.Random(placement_seed), settings)
+            self.placement = ScenarioPlacement(
+                random.Random(placement_seed), settings.zone_range, settings.weights
+            )
 
     def __call__(self) -> Iterator[Step]:
         queues: tuple[int, ...] = tuple(
@@ -310,7 +284,10 @@ class _Generator:
         feasible = {
             kind: weight
             for kind, weight in self.settings.change_weights.items()
-            if weight > 0 and _feasible(kind, len(queues), len(consumers), placement, consumers)
+            if weight > 0
+            and change_kind(kind).feasible(
+                GroupShape(len(queues), len(consumers), placement, consumers)
+            )
         }
         if not feasible:
             return "join"
@@ -320,17 +297,8 @@ class _Generator:
     def apply(
         self, index: int, kind: str, queues: Sequence[int], consumers: Sequence[str]
     ) -> Iterator[Step]:
-        """The steps of one change, numbered from `index`."""
-        if kind == "rolling_restart":
-            yield from self.rolling_restart(index, queues, consumers)
-        elif kind == "autoscaling":
-            yield from self.autoscaling(index, queues, consumers)
-        elif kind == "flapping":
-            yield from self.flapping(index, queues, consumers)
-        elif kind in ZONE_KINDS or kind in WEIGHT_KINDS:
-            yield self.placement_change(index, kind, queues, consumers)
-        else:
-            yield self.one_rebalance(index, kind, queues, consumers)
+        """The steps of one change of `kind` (a key of KINDS), numbered from `index`."""
+        return change_kind(kind).steps(self, index, queues, consumers)
 
     def rolling_restart(
         self, index: int, queues: Sequence[int], consumers: Sequence[str]
@@ -397,61 +365,109 @@ class _Generator:
             yield Step(index + 2 * cycle, "flapping", same_queues, without, departed=1)
             yield Step(index + 2 * cycle + 1, "flapping", same_queues, present, joined=1)
 
-    def placement_change(
-        self, index: int, kind: str, queues: Sequence[int], consumers: Sequence[str]
-    ) -> Step:
-        """A zone_outage, zone_recovery or load_shift (feasible: `_feasible`)."""
-        assert self.placement is not None  # only drawn with placement on (_feasible)
-        same_queues = _sorted_ids(queues)
-        if kind == "load_shift":
-            self.placement.shift_load(same_queues)
-            return Step(index, kind, same_queues, _changed(consumers, [], [], in_order=True))
-        if kind == "zone_outage":
-            gone = self.placement.zone_outage(consumers, self.rng)
-            present = _changed(consumers, gone, [], in_order=True)
-            return Step(index, kind, same_queues, present, departed=len(gone))
-        back = self.placement.zone_recovery()
-        present = _changed(consumers, [], back, in_order=True)
-        return Step(index, kind, same_queues, present, joined=len(back))
 
-    def one_rebalance(
-        self, index: int, kind: str, queues: Sequence[int], consumers: Sequence[str]
-    ) -> Step:
-        rng = self.rng
-        joined: list[str] = []
-        departed: list[str] = []
-        added: list[int] = []
-        removed: list[int] = []
-        if kind == "join":
-            joined = [self.new_consumer()]
-        elif kind == "join_burst":
-            joined = [self.new_consumer() for _ in range(rng.randint(2, 8))]
-        elif kind == "leave":
-            departed = rng.sample(consumers, 1)
-        elif kind == "crash":
-            departed = rng.sample(consumers, rng.randint(1, min(3, len(consumers) - 1)))
-        elif kind == "queues_added":
-            added = self.new_queues(rng.randint(1, max(1, len(queues) // 2)))
-        elif kind == "queues_removed":
-            removed = rng.sample(queues, rng.randint(1, max(1, (len(queues) - 1) // 4)))
-        else:  # mixed: a join, a departure when possible, and queues added or removed
-            joined = [self.new_consumer()]
-            if len(consumers) > 1:
-                departed = rng.sample(consumers, 1)
-            if len(queues) > 1 and rng.random() < 0.5:
-                removed = rng.sample(queues, rng.randint(1, max(1, (len(queues) - 1) // 4)))
-            else:
-                added = self.new_queues(rng.randint(1, max(1, len(queues) // 4)))
-        return Step(
+@dataclass(frozen=True)
+class _Change:
+    """What one rebalance's change does to the group: consumers that join and go, queues added
+    and removed."""
+
+    joined: list[str] = field(default_factory=list)
+    departed: list[str] = field(default_factory=list)
+    added: list[int] = field(default_factory=list)
+    removed: list[int] = field(default_factory=list)
+
+
+def _join(draw: _Generator, queues: Sequence[int], consumers: Sequence[str]) -> _Change:
+    return _Change(joined=[draw.new_consumer()])
+
+
+def _join_burst(draw: _Generator, queues: Sequence[int], consumers: Sequence[str]) -> _Change:
+    return _Change(joined=[draw.new_consumer() for _ in range(draw.rng.randint(2, 8))])
+
+
+def _leave(draw: _Generator, queues: Sequence[int], consumers: Sequence[str]) -> _Change:
+    return _Change(departed=draw.rng.sample(consumers, 1))
+
+
+def _crash(draw: _Generator, queues: Sequence[int], consumers: Sequence[str]) -> _Change:
+    rng = draw.rng
+    return _Change(departed=rng.sample(consumers, rng.randint(1, min(3, len(consumers) - 1))))
+
+
+def _queues_added(draw: _Generator, queues: Sequence[int], consumers: Sequence[str]) -> _Change:
+    return _Change(added=draw.new_queues(draw.rng.randint(1, max(1, len(queues) // 2))))
+
+
+def _queues_removed(draw: _Generator, queues: Sequence[int], consumers: Sequence[str]) -> _Change:
+    rng = draw.rng
+    return _Change(removed=rng.sample(queues, rng.randint(1, max(1, (len(queues) - 1) // 4))))
+
+
+def _mixed(draw: _Generator, queues: Sequence[int], consumers: Sequence[str]) -> _Change:
+    """A join, a departure when possible, and queues added or removed."""
+    rng = draw.rng
+    joined = [draw.new_consumer()]
+    departed = rng.sample(consumers, 1) if len(consumers) > 1 else []
+    if len(queues) > 1 and rng.random() < 0.5:
+        removed = rng.sample(queues, rng.randint(1, max(1, (len(queues) - 1) // 4)))
+        return _Change(joined, departed, removed=removed)
+    return _Change(
+        joined, departed, added=draw.new_queues(rng.randint(1, max(1, len(queues) // 4)))
+    )
+
+
+Draw = Callable[["_Generator", Sequence[int], Sequence[str]], _Change]
+
+
+def _one_rebalance(kind: str, draw: Draw) -> StepsOf:
+    """The steps of a change that is one rebalance: the group after `draw`'s change."""
+
+    def steps(
+        generator: _Generator, index: int, queues: Sequence[int], consumers: Sequence[str]
+    ) -> Iterator[Step]:
+        change = draw(generator, queues, consumers)
+        yield Step(
             index,
             kind,
-            _changed(queues, removed, added),
-            _changed(consumers, departed, joined, in_order=True),
-            joined=len(joined),
-            departed=len(departed),
-            queues_added=len(added),
-            queues_removed=len(removed),
+            _changed(queues, change.removed, change.added),
+            _changed(consumers, change.departed, change.joined, in_order=True),
+            joined=len(change.joined),
+            departed=len(change.departed),
+            queues_added=len(change.added),
+            queues_removed=len(change.removed),
         )
+
+    return steps
+
+
+def _load_shift(
+    generator: _Generator, index: int, queues: Sequence[int], consumers: Sequence[str]
+) -> Iterator[Step]:
+    """The membership unchanged; the hot queue moves, or some lags grow."""
+    assert generator.placement is not None  # only drawn with weights (feasible)
+    same_queues = _sorted_ids(queues)
+    generator.placement.shift_load(same_queues)
+    yield Step(index, "load_shift", same_queues, _changed(consumers, [], [], in_order=True))
+
+
+def _zone_outage(
+    generator: _Generator, index: int, queues: Sequence[int], consumers: Sequence[str]
+) -> Iterator[Step]:
+    """Every consumer of one zone leaves at once."""
+    assert generator.placement is not None  # only drawn with zones (feasible)
+    gone = generator.placement.zone_outage(consumers, generator.rng)
+    present = _changed(consumers, gone, [], in_order=True)
+    yield Step(index, "zone_outage", _sorted_ids(queues), present, departed=len(gone))
+
+
+def _zone_recovery(
+    generator: _Generator, index: int, queues: Sequence[int], consumers: Sequence[str]
+) -> Iterator[Step]:
+    """The consumers of the zone that is out come back, under their ids."""
+    assert generator.placement is not None  # only drawn with a zone out (feasible)
+    back = generator.placement.zone_recovery()
+    present = _changed(consumers, [], back, in_order=True)
+    yield Step(index, "zone_recovery", _sorted_ids(queues), present, joined=len(back))
 
 
 def _changed(
@@ -478,157 +494,94 @@ def _sorted_ids(ids: Sequence[Any]) -> SortedIds:
     return ids if type(ids) is SortedIds else SortedIds.of_sorted(tuple(ids))
 
 
-def _feasible(
-    kind: str,
-    queue_count: int,
-    consumer_count: int,
-    placement: _Placement | None = None,
-    consumers: Sequence[str] = (),
-) -> bool:
-    """Whether `kind` can happen without emptying the group (and, for the placement kinds, with
-    the scenario's placement: a zone_outage needs the `consumers` in two zones at least and no
-    zone out, a zone_recovery a zone out, a load_shift weights and two queues)."""
-    if kind in ("leave", "crash", "rolling_restart", "flapping"):
-        return consumer_count > 1
-    if kind == "queues_removed":
-        return queue_count > 1
-    if kind in ZONE_KINDS:
-        if placement is None or not placement.zones:
-            return False
-        if kind == "zone_recovery":
-            return placement.zone_out is not None
-        return placement.zone_out is None and placement.zones_with(consumers) > 1
-    if kind in WEIGHT_KINDS:
-        return placement is not None and placement.weights is not None and queue_count > 1
+def _two_consumers(group: GroupShape) -> bool:
+    return group.consumer_count > 1
+
+
+def _two_queues(group: GroupShape) -> bool:
+    return group.queue_count > 1
+
+
+def _always(group: GroupShape) -> bool:
     return True
 
 
-class _Placement:
-    """One scenario's zones and weights (the module docstring), drawn from a generator of their
-    own; `attach` gives a step the maps as they now are, the same objects while unchanged."""
-
-    def __init__(self, rng: random.Random, settings: ScenarioSettings) -> None:
-        self.rng = rng
-        self.distribution = settings.weights
-        self.zones: tuple[str, ...] = ()
-        self.shares: list[float] = []
-        if settings.zone_range is not None:
-            self.zones = ZONE_NAMES[: rng.randint(*settings.zone_range)]
-            self.shares = [rng.uniform(1.0, 4.0) for _ in self.zones]
-        self.consumer_zones: dict[str, str] = {}
-        self.queue_zones: dict[int, frozenset[str]] = {}
-        self.weights: dict[int, float] | None = {} if settings.weights is not None else None
-        self.hot: int | None = None
-        self.zone_out: str | None = None
-        self.out: list[str] = []  # the consumers of the zone that is out
-        # the maps as steps got them, and which of them changed since (by name)
-        self.shown: dict[str, Mapping[Any, Any] | None] = dict.fromkeys(_MAPS)
-        self.changed = set(_MAPS)
-
-    def attach(self, step: Step) -> Step:
-        """`step` with the current maps: a new read-only copy of a map only when it changed."""
-        if self.changed:
-            current: dict[str, Mapping[Any, Any] | None] = {
-                "consumer_zones": self.consumer_zones if self.zones else None,
-                "queue_zones": self.queue_zones if self.zones else None,
-                "weights": self.weights,
-            }
-            for name in self.changed:
-                held = current[name]
-                self.shown[name] = None if held is None else MappingProxyType(dict(held))
-            self.changed = set()
-        return _with_placement(step, **self.shown)
-
-    def zone_drawn(self, among: Sequence[str]) -> str:
-        shares = [self.shares[self.zones.index(zone)] for zone in among]
-        return self.rng.choices(among, weights=shares)[0]
-
-    def add_consumer(self, consumer: str) -> None:
-        if self.zones:
-            open_zones = [zone for zone in self.zones if zone != self.zone_out]
-            self.consumer_zones[consumer] = self.zone_drawn(open_zones)
-            self.changed.add("consumer_zones")
-
-    def add_queues(self, queues: Sequence[int]) -> None:
-        rng = self.rng
-        if self.zones:
-            most = min(REPLICATION_FACTOR, len(self.zones))
-            for queue in queues:
-                left = list(self.zones)
-                held = []
-                for _ in range(rng.randint(1, most)):
-                    zone = self.zone_drawn(left)
-                    left.remove(zone)
-                    held.append(zone)
-                self.queue_zones[queue] = frozenset(held)
-            self.changed.add("queue_zones")
-        if self.weights is not None and queues:
-            if self.distribution == "uniform":
-                self.weights.update((queue, rng.random()) for queue in queues)
-            elif self.distribution == "zipf":
-                if not self.weights:  # the starting queues: a permutation of the ranks
-                    ranks = list(range(1, len(queues) + 1))
-                    rng.shuffle(ranks)
-                else:
-                    had = len(self.weights)
-                    ranks = [rng.randint(1, had + number + 1) for number in range(len(queues))]
-                self.weights.update(
-                    (queue, 1.0 / rank**ZIPF_EXPONENT)
-                    for queue, rank in zip(queues, ranks, strict=True)
-                )
-            else:  # hot
-                starting = not self.weights
-                self.weights.update((queue, 1.0) for queue in queues)
-                if starting:
-                    self.hot = rng.choice(queues)
-                    self.weights[self.hot] = HOT_WEIGHT
-            self.changed.add("weights")
-
-    def zones_with(self, consumers: Sequence[str]) -> int:
-        """How many zones the `consumers` are in."""
-        return len({self.consumer_zones[consumer] for consumer in consumers})
-
-    def zone_outage(self, consumers: Sequence[str], rng: random.Random) -> list[str]:
-        """Every consumer of one zone (among those holding some but not all of `consumers`)."""
-        held = sorted({self.consumer_zones[consumer] for consumer in consumers})
-        self.zone_out = rng.choice(held)
-        self.out = [c for c in consumers if self.consumer_zones[c] == self.zone_out]
-        return self.out
-
-    def zone_recovery(self) -> list[str]:
-        back, self.out, self.zone_out = self.out, [], None
-        return back
-
-    def shift_load(self, queues: Sequence[int]) -> None:
-        """The hot queue moves ("hot"), or the lags of some queues grow."""
-        assert self.weights is not None
-        rng = self.rng
-        if self.distribution == "hot":
-            others = [queue for queue in queues if queue != self.hot]
-            if self.hot is not None:
-                self.weights[self.hot] = 1.0
-            self.hot = rng.choice(others)
-            self.weights[self.hot] = HOT_WEIGHT
-        else:
-            for queue in rng.sample(queues, rng.randint(1, max(1, len(queues) // 4))):
-                self.weights[queue] *= rng.uniform(2.0, 4.0)
-        self.changed.add("weights")
+def _zone_to_lose(group: GroupShape) -> bool:
+    """Zones, none out, and the consumers in two zones at least."""
+    placement = group.placement
+    if placement is None or not placement.zones:
+        return False
+    return placement.zone_out is None and placement.zones_with(group.consumers) > 1
 
 
-_MAPS = ("consumer_zones", "queue_zones", "weights")
+def _zone_out(group: GroupShape) -> bool:
+    placement = group.placement
+    return placement is not None and bool(placement.zones) and placement.zone_out is not None
 
 
-def _with_placement(step: Step, consumer_zones: Any, queue_zones: Any, weights: Any) -> Step:
-    return Step(
-        step.index,
-        step.kind,
-        step.queues,
-        step.consumers,
-        step.joined,
-        step.departed,
-        step.queues_added,
-        step.queues_removed,
-        consumer_zones,
-        queue_zones,
-        weights,
-    )
+def _weights_to_shift(group: GroupShape) -> bool:
+    placement = group.placement
+    return placement is not None and placement.weights is not None and group.queue_count > 1
+
+
+@dataclass(frozen=True)
+class GroupShape:
+    """What a change kind's feasibility reads of the group before it."""
+
+    queue_count: int
+    consumer_count: int
+    placement: ScenarioPlacement | None = None
+    consumers: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class ChangeKind:
+    """One kind of membership change: its steps (`steps(generator, index, queues, consumers)`,
+    numbered from `index`), whether a group allows it (`feasible`: without emptying the group,
+    and for the placement kinds, with the scenario's placement), and what placement it needs
+    ("zones", "weights" or None)."""
+
+    name: str
+    steps: StepsOf
+    feasible: Callable[[GroupShape], bool] = _always
+    needs: str | None = None
+
+
+def _kinds(*kinds: ChangeKind) -> Mapping[str, ChangeKind]:
+    return MappingProxyType({kind.name: kind for kind in kinds})
+
+
+KINDS: Mapping[str, ChangeKind] = _kinds(
+    ChangeKind("join", _one_rebalance("join", _join)),
+    ChangeKind("join_burst", _one_rebalance("join_burst", _join_burst)),
+    ChangeKind("leave", _one_rebalance("leave", _leave), _two_consumers),
+    ChangeKind("crash", _one_rebalance("crash", _crash), _two_consumers),
+    ChangeKind("queues_added", _one_rebalance("queues_added", _queues_added)),
+    ChangeKind("queues_removed", _one_rebalance("queues_removed", _queues_removed), _two_queues),
+    ChangeKind("mixed", _one_rebalance("mixed", _mixed)),
+    ChangeKind("rolling_restart", _Generator.rolling_restart, _two_consumers),
+    ChangeKind("autoscaling", _Generator.autoscaling),
+    ChangeKind("flapping", _Generator.flapping, _two_consumers),
+    ChangeKind("zone_outage", _zone_outage, _zone_to_lose, needs="zones"),
+    ChangeKind("zone_recovery", _zone_recovery, _zone_out, needs="zones"),
+    ChangeKind("load_shift", _load_shift, _weights_to_shift, needs="weights"),
+)
+"""Every kind of membership change a scenario can contain, by name: the one table the generator,
+the settings' checks and the command line's --mix read."""
+
+CHANGE_KINDS: tuple[str, ...] = tuple(KINDS)
+"""Every kind of membership change, in the table's order."""
+
+ZONE_KINDS = frozenset(name for name, kind in KINDS.items() if kind.needs == "zones")
+"""The change kinds that need zones (ScenarioSettings.zone_range)."""
+
+WEIGHT_KINDS = frozenset(name for name, kind in KINDS.items() if kind.needs == "weights")
+"""The change kinds that need weights (ScenarioSettings.weights)."""
+
+
+def change_kind(name: str) -> ChangeKind:
+    """The kind called `name`; ValueError names it and the known ones when there is none."""
+    try:
+        return KINDS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown change kind {name!r}; known: {', '.join(KINDS)}") from None

@@ -24,6 +24,13 @@ from typing import Literal
 
 Better = Literal["lower", "higher", "zero"]
 
+STABILITY_BOUND = 4
+"""The most rebalances with nothing changed that the stability check runs after a step
+(rebalancing.evaluation.scoring.runner): a value of `rebalances_to_fixed_point` this high is a
+strategy that oscillates (its broken_at). A function's plan must be its own fixed point (one
+rebalance shows it); a protocol whose plan takes rounds (Kafka's cooperative one: two) must
+settle well within four."""
+
 
 @dataclass(frozen=True)
 class Score:
@@ -232,12 +239,12 @@ SCORES: dict[str, Score] = {
             "rebalances to fixed point",
             "rebalances with nothing changed that still change the plan (or take a protocol "
             "step) before one does not: 0 when the plan is its own fixed point, the check's "
-            "bound (4) when none within it reaches one: the strategy oscillates, and the "
-            "verdict sets it aside",
+            f"bound ({STABILITY_BOUND}) when none within it reaches one: the strategy "
+            "oscillates, and the verdict sets it aside",
             "rebalances",
             "lower",
             True,
-            broken_at=4,  # replay.STABILITY_BOUND (a test holds them equal)
+            broken_at=STABILITY_BOUND,
         ),
         Score(
             "claims",
