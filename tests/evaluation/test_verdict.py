@@ -562,3 +562,25 @@ def test_the_rocketmq_line_names_a_module_that_exists_and_rocketmq_s_own_class(
             importlib.import_module(module)  # ModuleNotFoundError: a module that is not there
     assert "AllocateMachineRoomNearby" in (how_to_run(system, "machine_room_nearby") or "")
     assert "AllocateMessageQueueByMachineRoom" in (how_to_run(system, "by_machine_room") or "")
+
+
+def test_three_candidates_dominating_one_another_in_a_circle_still_get_a_pick_or_a_tie() -> None:
+    # A over B on balance, B over C on moves, C over A on stickiness; every other pair is level
+    # (within 10% of the larger mean), so dominance goes round: A > B > C > A
+    circle = summary_of(
+        a=metrics(balance_degree=exactly(1.00), moves=exactly(10.8), stickiness=exactly(0.50)),
+        b=metrics(balance_degree=exactly(1.15), moves=exactly(10.0), stickiness=exactly(0.54)),
+        c=metrics(balance_degree=exactly(1.08), moves=exactly(11.5), stickiness=exactly(0.575)),
+        worse=metrics(balance_degree=exactly(2.0), moves=exactly(30.0), stickiness=exactly(0.1)),
+    )
+    verdict = decide(circle, SYSTEM_VERDICTS["kafka-cooperative"], ["a", "b", "c", "worse"])
+    assert verdict.recommended, verdict.reason
+    assert "No candidate" not in verdict.reason
+    assert set(verdict.recommended) <= {"a", "b", "c"}
+    # balance decides first among the three: a is the best and b is out on it; then moves keep
+    # a and c level, stickiness puts c ahead of a: the reason says so from the numbers
+    assert verdict.recommended == ("c",)
+    assert verdict.reason.startswith("c: stickiness")
+    assert set(verdict.dominated) == {"worse"}
+    assert any("a, b, c dominate one another in a circle" in note for note in verdict.notes)
+    assert "circle" in render_text(verdict, "a profile")

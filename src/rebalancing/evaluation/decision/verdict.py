@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rebalancing.evaluation.decision.differences import Difference, compare
+from rebalancing.evaluation.decision.differences import LEVEL_FRACTION, Difference, compare
 from rebalancing.evaluation.decision.reasons import (
     gives_up,
     out_on,
@@ -151,6 +151,7 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
         for name in sound
     }
     dominated = {name: by for name, by in dominated.items() if by}
+    dominated, circles = _without_circles(dominated, sound)
     undominated = [name for name in sound if name not in dominated]
     in_table = frozenset(metric for metric, _ in system.shown)
     recommended, reason = _recommend(undominated, criteria, overall, differences, in_table)
@@ -167,7 +168,12 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
         reason = " ".join(
             filter(None, [reason, gives_up(recommended[0], sound, criteria, overall, differences)])
         )
-    notes = []
+    notes = [
+        f"{', '.join(circle)} dominate one another in a circle (a difference within "
+        f"{LEVEL_FRACTION:.0%} of the larger mean is level, so dominance need not be "
+        "transitive): none of them is set aside by dominance."
+        for circle in circles
+    ]
     if system.note is not None:
         notes += system.note(overall, sound)
     return Verdict(
@@ -186,6 +192,36 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
         missing=missing,
         notes=notes,
     )
+
+
+def _without_circles(
+    dominated: dict[str, list[str]], sound: list[str]
+) -> tuple[dict[str, list[str]], list[list[str]]]:
+    """`dominated` without the candidates dominated only from within a circle of dominance
+    that nothing outside it dominates (A over B, B over C, C over A: possible because
+    "level" is a band), and those circles. Every candidate is then either undominated or
+    dominated by one that is, so a sound candidate is always left to recommend."""
+    reach = {name: set(dominators) for name, dominators in dominated.items()}
+    changed = True
+    while changed:  # who dominates whom, directly or through others (O(candidates^3))
+        changed = False
+        for dominators in reach.values():
+            through = set().union(*(reach.get(other, set()) for other in dominators))
+            if not through <= dominators:
+                dominators |= through
+                changed = True
+    kept: dict[str, list[str]] = {}
+    circles: list[list[str]] = []
+    for name in sound:
+        dominators = reach.get(name, set())
+        in_circle = {other for other in dominators if name in reach.get(other, set())}
+        if dominators and dominators <= in_circle | {name}:
+            circle = sorted(in_circle | {name})
+            if circle not in circles:
+                circles.append(circle)
+        elif name in dominated:
+            kept[name] = dominated[name]
+    return kept, circles
 
 
 def _recommend(
