@@ -21,6 +21,9 @@ errors for bad ones (`rejects_bad_*`), entries of departed ids ignored, zones th
 changing nothing, and each declared promise (`promise_balanced`, `promise_zone_matching`,
 `promise_bounded_load`, as rebalancing.placement.PROMISES states them). `check_strategy` reads
 `uses` and `promises` from a registered Strategy, or takes them as arguments.
+
+Kept in one module: it is the conformance suite a user reads to know what their strategy must
+do, every check beside the groups it runs on, as scikit-learn keeps `check_estimator`'s checks.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Plan a Kafka consumer group with any strategy: the client-independent half of the Kafka
-assignors (plain values in, plain values out; no Kafka client is imported here).
+assignors (plain values in, plain values out; no Kafka client is imported here). Kept in one
+module: the ownership rules, the plan and the cooperative revocation read one another's
+results, in the order a group leader applies them.
 
 A group leader gets, from each member, the topics it subscribes to and the partitions it claims
 to own with the generation of the assignment that gave them (`Subscription`). This module turns

@@ -1,5 +1,8 @@
 """The SAC model's states packed into integers, and the compiled breadth-first search over them.
 
+Kept in one module: the packing (field offsets and widths), the compiled successor function and
+the search share one layout of a state's words, which must change together.
+
 The explorer (rebalancing.sac.explore) needs every reachable state of the spec once, with its
 transitions; as Python objects that cost about 1 kB and 125 microseconds a state. Here a state is
 a row of small integers, the *fields*, which are exactly the spec's variables:
