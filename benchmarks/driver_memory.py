@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rebalancing.harness.local_cluster import (
+from tools.local_cluster import (
     LOOPBACK,
     StandaloneCluster,
     process_tree,

@@ -19,8 +19,8 @@ import statistics
 from collections.abc import Iterator
 from typing import Any
 
-from rebalancing.adapters.rabbitmq_broker import PrivateBroker, private_broker
-from rebalancing.adapters.rabbitmq_experiment import run_experiment
+from tools.rabbitmq_broker import PrivateBroker, private_broker
+from tools.rabbitmq_experiment import run_experiment
 
 
 def _sizes(text: str) -> list[tuple[int, int]]:

@@ -23,18 +23,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalancing.adapters import rabbitmq_broker
 from rebalancing.adapters.rabbitmq import Handler, ensure_tokens, release_due
-from rebalancing.adapters.rabbitmq_broker import BrokerUnavailableError, PrivateBroker
-from rebalancing.adapters.rabbitmq_experiment import (
+from rebalancing.strategies.sac import Session
+from tools import rabbitmq_broker
+from tools.machine import stop_process_group
+from tools.rabbitmq_broker import BrokerUnavailableError, PrivateBroker
+from tools.rabbitmq_experiment import (
     Change,
     LocalGroup,
     Settling,
     broker_owners,
     queue_names,
 )
-from rebalancing.machine import stop_process_group
-from rebalancing.strategies.sac import Session
 
 QUEUES = 16
 SETTLE_TIMEOUT = 120.0

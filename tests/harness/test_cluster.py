@@ -14,12 +14,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rebalancing.harness.local_cluster import (
-    StandaloneCluster,
-    command_line,
-    process_tree,
-    stop_process_tree,
-)
 from tests.harness.spark_runs import (
     CLUSTER_RUN,
     EXECUTOR_LACKS,
@@ -30,6 +24,12 @@ from tests.harness.spark_runs import (
     driver_environment,
     run_driver,
     spark_submit_command,
+)
+from tools.local_cluster import (
+    StandaloneCluster,
+    command_line,
+    process_tree,
+    stop_process_tree,
 )
 
 

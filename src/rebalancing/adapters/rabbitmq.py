@@ -609,9 +609,3 @@ class GroupMember:
             with self._lock:
                 self._held.discard(queue)
         self._connection.close()
-
-
-if __name__ == "__main__":
-    from rebalancing.adapters.rabbitmq_experiment import main
-
-    raise SystemExit(main())

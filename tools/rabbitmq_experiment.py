@@ -1,9 +1,10 @@
 """A SAC group of rebalancing.adapters.rabbitmq members on a real broker, run through membership
-changes and measured beside the simulation: `python -m rebalancing.adapters.rabbitmq`.
+changes and measured beside the simulation: `python -m tools.rabbitmq_experiment`, from the
+repository's root.
 
-    python -m rebalancing.adapters.rabbitmq --queues 16 --apps 4 --json
+    python -m tools.rabbitmq_experiment --queues 16 --apps 4 --json
 
-starts a private broker (rebalancing.adapters.rabbitmq_broker; or uses `--amqp-url`), runs the
+starts a private broker (tools.rabbitmq_broker; or uses `--amqp-url`), runs the
 group from a cold start, then one join and one graceful leave (and with `--crash`, on a private
 broker, one member's connection closed by the broker), and prints per phase: the final
 active counts, the releases, the seconds to settle, whether it settled, and the releases that
@@ -37,8 +38,8 @@ from typing import Any
 import pika  # type: ignore[import-untyped]
 
 from rebalancing.adapters.rabbitmq import GroupMember, Handler, MemberStatus
-from rebalancing.adapters.rabbitmq_broker import PrivateBroker, private_broker
 from rebalancing.strategies.sac import Session
+from tools.rabbitmq_broker import PrivateBroker, private_broker
 
 
 def queue_names(group: str, queue_count: int) -> list[str]:
@@ -343,7 +344,7 @@ def run_experiment(
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m rebalancing.adapters.rabbitmq",
+        prog="python -m tools.rabbitmq_experiment",
         description="Run a leaderless SAC group on a real RabbitMQ: cold start, join, leave.",
     )
     parser.add_argument("--queues", type=int, default=16)
@@ -402,3 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     settled = all(phase["settled"] for phase in result["phases"])
     return 0 if settled else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
