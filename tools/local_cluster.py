@@ -28,7 +28,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -37,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
+
+from tools.machine import serve_until_stopped
 
 LOOPBACK = "127.0.0.1"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -477,9 +478,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.workers < 1 or arguments.cores_per_worker < 1:
         parser.error("--workers and --cores-per-worker must be at least 1")
-    stop = threading.Event()
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda *_: stop.set())
     with contextlib.ExitStack() as stack:
         root = arguments.directory or Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="spark-local-"))
@@ -503,14 +501,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
-        while not stop.wait(0.5):
+
+        def exited() -> str | None:
             try:
                 for daemon in daemons:
                     daemon.check_running()
             except ClusterStartError as error:
-                print(error, file=sys.stderr)
-                return 1
-    return 0
+                return str(error)
+            return None
+
+        return serve_until_stopped(exited)
 
 
 if __name__ == "__main__":

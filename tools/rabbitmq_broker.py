@@ -43,7 +43,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -56,7 +55,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tools.machine import PackageInstallError, apt_install, stop_process_group
+from tools.machine import (
+    PackageInstallError,
+    apt_install,
+    serve_until_stopped,
+    stop_process_group,
+)
 
 SCRIPT_DIRECTORIES = (Path("/usr/lib/rabbitmq/bin"),)
 """Where Debian's package puts its own (non-switching) scripts."""
@@ -417,9 +421,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the broker's data and logs (kept at the end); default: a temporary directory",
     )
     arguments = parser.parse_args(argv)
-    stop = threading.Event()
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda *_: stop.set())
     with private_broker(arguments.directory) as broker:
         print(broker.amqp_url, flush=True)
         print(
@@ -428,11 +429,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
-        while not stop.wait(0.5):
-            if broker.broker_process.poll() is not None:
-                print(f"the broker exited:\n{broker.server_output()}", file=sys.stderr)
-                return 1
-    return 0
+
+        def exited() -> str | None:
+            if broker.broker_process.poll() is None:
+                return None
+            return f"the broker exited:\n{broker.server_output()}"
+
+        return serve_until_stopped(exited)
 
 
 if __name__ == "__main__":
