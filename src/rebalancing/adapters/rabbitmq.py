@@ -2,10 +2,12 @@
 the protocol of Jack Vanlightly's TLA+ spec (specs/sac_leaderless.tla) on a real broker, over pika.
 
     member = GroupMember(amqp_url, "orders", [f"orders.q{i:03d}" for i in range(16)], "app-1",
-                         handler=lambda queue, body: print(queue, body))
+                         handler=lambda queue, body: print(queue, body), release="newest",
+                         queue_type="quorum")
     member.start(); ...; member.leave()
 
-Every queue of the group is declared with `x-single-active-consumer`; every member subscribes
+Every queue of the group is declared with `x-single-active-consumer` (and `x-queue-type` when
+quorum); every member subscribes
 to every queue; the broker keeps one active consumer per queue and a FIFO of waiting ones. A
 member over its ideal number releases one queue (cancel, then subscribe again at the back of
 the line), chosen by a release policy of rebalancing.sac.schedulers.ReleaseChoice ("highest",
@@ -36,6 +38,26 @@ This relies on a classic queue's requeue putting a message back at its original 
 documents it; the tests check the order it gives). Crashes give at-least-once delivery: work a
 crashed member handled but had not acknowledged is handled again by the next holder, and a
 member whose connection is closed under it finishes the item it is handling.
+
+Queue types (`queue_type`). "classic" (the default) as above. "quorum", the replicated type
+RabbitMQ recommends (classic mirrored queues are gone in 4.x), which supports single active
+consumer too: a cancelled active consumer keeps its unacknowledged messages and the next in
+line becomes active at once, as on a classic queue; a rejected or nacked message goes into the
+queue's returns, which are delivered before every other message, in the order they came back
+(rabbit_fifo in 3.10; in 4.x while a delivery limit is set, as it is by default). Two
+differences matter here.
+A quorum queue refuses a channel-wide prefetch, so each consumer gets its own of 1 +
+work_window from the start, and a new holder may receive work before the returned token; that
+work follows the token in the queue's order, so it is handed to the runner when the token
+comes, before anything delivered later (the early work it gives back, when the token is late,
+goes back in one go, in delivery order, and so comes back in that order). And a return counts:
+on 3.x every return adds to the message's delivery count, on 4.x a crash does (a reject with
+requeue does not), and a delivery limit (`x-delivery-limit`, a policy's `delivery-limit`, 20 by
+default on 4.x) dead-letters or drops a token after that many; a 4.x queue whose limit is
+switched off (-1) requeues at the back instead, which takes the token from its place at the
+head. So: on 3.x set no delivery limit on a group's queues; on 4.x keep one (raise it where
+members crash often). "stream" is refused: a stream is not consumed destructively. A member
+whose queues exist as another type than its own raises from `start()`.
 
 Seeding. The first member to find the group unseeded takes a lock (an exclusive queue
 `<group>.seeding-lock`: one connection at a time may hold it), declares the queues, publishes a
