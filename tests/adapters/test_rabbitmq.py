@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -415,6 +416,27 @@ def test_the_broker_command_prints_its_url_and_stops_at_sigterm(tmp_path: Path) 
 
 
 # --- without a broker ------------------------------------------------------------------------
+
+
+def test_start_raises_when_the_member_cannot_connect_or_does_not_subscribe_in_time() -> None:
+    with socket.socket() as closed:  # a port of 127.0.0.1 that nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    refused = GroupMember(f"amqp://guest:guest@127.0.0.1:{port}/%2F", "g", ["g.q0"], "m")
+    with pytest.raises(MemberStartError, match="could not subscribe") as raised:
+        refused.start(timeout=30)
+    assert isinstance(raised.value.__cause__, pika.exceptions.AMQPConnectionError)
+    with socket.socket() as silent:  # accepts connections and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        url = f"amqp://guest:guest@{address}/%2F?socket_timeout=2&stack_timeout=3"
+        hanging = GroupMember(url, "g", ["g.q0"], "m")
+        started = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"did not subscribe within 0\.5 s"):
+            hanging.start(timeout=0.5)
+        assert time.monotonic() - started < 2.0
+        assert hanging.join(30.0)  # it gave up: its thread ends once the handshake fails
 
 
 @pytest.mark.parametrize(
