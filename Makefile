@@ -29,11 +29,11 @@ run: $(VENV)/.installed-run
 test: lint typecheck pytest
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check src tests benchmarks jobs notebooks/execute.py docs/hooks
-	$(BIN)/ruff format --check src tests benchmarks jobs notebooks/execute.py docs/hooks
+	$(BIN)/ruff check src tools tests benchmarks jobs notebooks/execute.py docs/hooks
+	$(BIN)/ruff format --check src tools tests benchmarks jobs notebooks/execute.py docs/hooks
 
 typecheck: $(VENV)/.installed-dev
-	$(BIN)/mypy src
+	$(BIN)/mypy src tools
 
 # pytest exits 5 when it collects no test: that is a failure here, like any non-zero exit.
 # Two workers (pytest-xdist) for the two cores the machines have; --dist loadgroup keeps the

@@ -1,12 +1,13 @@
 """Does the driver's memory grow with the number of scenarios? Peak resident memory of the
 harness's driver (its Python process and its JVM) on a standalone cluster, at several counts.
 
-Usage: python benchmarks/driver_memory.py [--scenarios 10000,1000000]
+Usage: python -m benchmarks.driver_memory [--scenarios 10000,1000000]   (from the repository's
+       root: it imports tools/)
        [--strategies averagely,sticky] [--queues LOW:HIGH] [--consumers LOW:HIGH]
        [--workers 2] [--keep DIR]
 
-Starts a standalone cluster on 127.0.0.1 from pyspark's distribution (rebalancing.harness.
-local_cluster: a master and `--workers` one-core workers), then runs
+Starts a standalone cluster on 127.0.0.1 from pyspark's distribution (tools.local_cluster:
+a master and `--workers` one-core workers), then runs
 `python -m rebalancing.harness --master spark://...` once per count. On a cluster the driver is
 apart from the executors: the driver's process tree is the Python driver and the JVM it starts,
 while the executors are children of the workers. Both are sampled from /proc every half second
@@ -27,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rebalancing.harness.local_cluster import (
+from tools.local_cluster import (
     LOOPBACK,
     StandaloneCluster,
     process_tree,

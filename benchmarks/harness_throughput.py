@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings, generate_scenarios
 from rebalancing.evaluation.scoring.aggregates import summarise
 from rebalancing.evaluation.scoring.replay import score_scenarios
-from rebalancing.harness.local_cluster import LOOPBACK
+from rebalancing.harness.job import LOOPBACK
 from rebalancing.harness.options import HarnessOptions, parse_options
 from rebalancing.strategies import STRATEGIES, Strategy
 

@@ -2,13 +2,14 @@
 settle per phase (cold start, one join, one graceful leave; with --crash, one member's
 connection closed by the broker) for a few group sizes.
 
-Usage: python benchmarks/rabbitmq_sac.py [--sizes 16x4,64x8,128x16] [--repeats 3]
-                                         [--release highest] [--crash] [--amqp-url URL]
-One private broker (rebalancing.adapters.rabbitmq_broker; installed with apt when missing) serves
-every run unless --amqp-url names one; each run is `python -m rebalancing.adapters.rabbitmq`'s
-experiment on its own group. Prints a Markdown table: per size and phase, the real releases
-(median and range over the repeats), the simulated releases (rebalancing.strategies.sac.Session,
-deterministic), the median seconds to settle (range), and how many runs settled.
+Usage: python -m benchmarks.rabbitmq_sac [--sizes 16x4,64x8,128x16] [--repeats 3]
+                                        [--release highest] [--crash] [--amqp-url URL]
+(from the repository's root: it imports tools/). One private broker (tools.rabbitmq_broker;
+installed with apt when missing) serves every run unless --amqp-url names one; each run is
+`python -m tools.rabbitmq_experiment`'s experiment on its own group. Prints a Markdown table:
+per size and phase, the real releases (median and range over the repeats), the simulated
+releases (rebalancing.strategies.sac.Session, deterministic), the median seconds to settle
+(range), and how many runs settled.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import statistics
 from collections.abc import Iterator
 from typing import Any
 
-from rebalancing.adapters.rabbitmq_broker import PrivateBroker, private_broker
-from rebalancing.adapters.rabbitmq_experiment import run_experiment
+from tools.rabbitmq_broker import PrivateBroker, private_broker
+from tools.rabbitmq_experiment import run_experiment
 
 
 def _sizes(text: str) -> list[tuple[int, int]]:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy
 from PIL import Image
 
-from rebalancing.machine import PackageInstallError, apt_install, stop_process_group
+from tools.machine import PackageInstallError, apt_install, stop_process_group
 
 PACKAGE = "chromium"
 """Debian's package, which installs /usr/bin/chromium."""

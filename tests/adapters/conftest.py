@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pika
 import pytest
 
-from rebalancing.adapters.rabbitmq_broker import PrivateBroker
+from tools.rabbitmq_broker import PrivateBroker
 
 # Seeding closes channels on purpose (a passive declare of a missing marker: 404; the lock taken
 # by another member: 405), and pika logs a warning for each: hundreds in a failure report.

@@ -3,14 +3,17 @@ balanced from a cold start, after a join, after a graceful leave and after a mem
 is killed, as the broker itself reports (`rabbitmqctl list_consumers`, not the members' view);
 every queue keeps exactly one token however often it is seeded; work is never lost, never
 handled twice, and handled in each queue's order (a killed member's unacknowledged work aside:
-it is handled again, after it, by the next holder). Also, without a broker: the release rule is
-the spec's, the broker's processes die with their group, a failed install is an error that
-says why, and importing the library does not import pika."""
+it is handled again, after it, by the next holder). The same on quorum queues; a member whose
+queues are of another type raises from start(); the private broker runs as a command too.
+Also, without a broker: the release rule is the spec's, a stream is refused by name, the
+broker's processes die with their group, a failed install is an error that says why, and
+importing the library does not import pika."""
 
 from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -23,21 +26,28 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalancing.adapters import rabbitmq_broker
-from rebalancing.adapters.rabbitmq import Handler, ensure_tokens, release_due
-from rebalancing.adapters.rabbitmq_broker import BrokerUnavailableError, PrivateBroker
-from rebalancing.adapters.rabbitmq_experiment import (
+from rebalancing.adapters.rabbitmq import (
+    GroupMember,
+    Handler,
+    MemberStartError,
+    ensure_tokens,
+    release_due,
+)
+from rebalancing.strategies.sac import Session
+from tools import rabbitmq_broker
+from tools.machine import stop_process_group
+from tools.rabbitmq_broker import BrokerUnavailableError, PrivateBroker
+from tools.rabbitmq_experiment import (
     Change,
     LocalGroup,
     Settling,
     broker_owners,
     queue_names,
 )
-from rebalancing.machine import stop_process_group
-from rebalancing.strategies.sac import Session
 
 QUEUES = 16
 SETTLE_TIMEOUT = 120.0
+REPOSITORY = Path(__file__).parents[2]
 
 
 class Work:
@@ -127,9 +137,17 @@ def assert_settles_on_the_broker(
 
 
 def assert_one_token_per_queue(broker: PrivateBroker, queues: list[str]) -> None:
-    """Each queue holds exactly one message (ready or unacknowledged): its token."""
-    messages = {row["name"]: row["messages"] for row in broker.list_queues()}
-    assert {queue: messages.get(queue) for queue in queues} == dict.fromkeys(queues, 1)
+    """Each queue holds exactly one message (ready or unacknowledged): its token. Asked again
+    for up to 10 s: the last acknowledgements may still be on their way (handled is not yet
+    acknowledged), and a quorum queue's counts follow its log a moment later."""
+    deadline = time.monotonic() + 10.0
+    while True:
+        messages = {row["name"]: row["messages"] for row in broker.list_queues()}
+        counts = {queue: messages.get(queue) for queue in queues}
+        if counts == dict.fromkeys(queues, 1) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert counts == dict.fromkeys(queues, 1)
 
 
 def test_the_group_settles_balanced_after_a_cold_start_a_join_and_a_graceful_leave(
@@ -183,16 +201,7 @@ def test_the_group_settles_balanced_after_a_members_connection_is_killed(
         assert group.snapshot().members == ("member-00", "member-02", "member-03")
         work.stop()
         work.wait_all_handled()
-        for queue in queues:
-            survivors = {seq for member, seq in work.handled[queue] if member != "member-01"}
-            # What the killed member handled and did not get acknowledged is handled again;
-            # without those first handlings, each queue's work is handled once, in order.
-            kept = [
-                seq
-                for member, seq in work.handled[queue]
-                if not (member == "member-01" and seq in survivors)
-            ]
-            assert kept == list(range(work.published[queue])), queue
+        assert_handled_in_order_but_for_the_killed(work, "member-01")
         assert_one_token_per_queue(rabbitmq, queues)
     finally:
         work.stop()
@@ -251,7 +260,7 @@ def test_the_command_prints_one_json_object_with_real_and_simulated_releases(
     command = [
         sys.executable,
         "-m",
-        "rebalancing.adapters.rabbitmq",
+        "tools.rabbitmq_experiment",
         "--queues",
         "8",
         "--apps",
@@ -261,7 +270,12 @@ def test_the_command_prints_one_json_object_with_real_and_simulated_releases(
         rabbitmq.amqp_url,
     ]
     completed = subprocess.run(
-        command, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL
+        command,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+        cwd=REPOSITORY,  # tools/ is run from the repository's root
     )
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
@@ -284,7 +298,156 @@ def test_the_command_prints_one_json_object_with_real_and_simulated_releases(
     assert leftovers == []
 
 
+def assert_handled_in_order_but_for_the_killed(work: Work, killed: str) -> None:
+    """Each queue's work handled once and in order, but for what `killed` handled without
+    getting it acknowledged: that is handled again, after it, by the next holder."""
+    for queue in work.queues:
+        survivors = {seq for member, seq in work.handled[queue] if member != killed}
+        kept = [
+            seq
+            for member, seq in work.handled[queue]
+            if not (member == killed and seq in survivors)
+        ]
+        assert kept == list(range(work.published[queue])), queue
+
+
+def test_a_group_on_quorum_queues_settles_and_keeps_each_queues_order(
+    rabbitmq: PrivateBroker,
+) -> None:
+    """Quorum queues refuse a channel-wide prefetch, and give a returned message back at the
+    head of the queue, but may hand the token to its next holder after work it had received
+    early: cold start, join, graceful leave and a killed member, as on classic queues."""
+    queues = queue_names("ledger", QUEUES)
+    work = Work(rabbitmq.amqp_url, queues)
+    group = LocalGroup(
+        rabbitmq.amqp_url,
+        "ledger",
+        QUEUES,
+        handler_for=work.handler_for,
+        release="newest",
+        queue_type="quorum",
+    )
+    try:
+        change = group.mark()
+        group.add(3)
+        work.start()
+        assert_settles_on_the_broker(group, change, rabbitmq)
+        rows = rabbitmq.ctl_json("list_queues", "name", "type")
+        assert {row["type"] for row in rows if row["name"] in queues} == {"quorum"}
+        change = group.mark()
+        group.add(1)
+        assert_settles_on_the_broker(group, change, rabbitmq)
+        change = group.mark()
+        group.leave("member-00")
+        assert_settles_on_the_broker(group, change, rabbitmq)
+        change = group.kill("member-02", rabbitmq)
+        assert_settles_on_the_broker(group, change, rabbitmq)
+        assert group.snapshot().members == ("member-01", "member-03")
+        work.stop()
+        work.wait_all_handled()
+        assert_handled_in_order_but_for_the_killed(work, "member-02")
+        assert sum(work.published.values()) > 0
+        assert_one_token_per_queue(rabbitmq, queues)
+        assert all(not member.failures for member in group.members.values())
+    finally:
+        work.stop()
+        group.close()
+
+
+def test_a_member_whose_queues_are_of_another_type_raises_from_start(
+    rabbitmq: PrivateBroker,
+) -> None:
+    queues = queue_names("refunds", 4)
+    connection = pika.BlockingConnection(pika.URLParameters(rabbitmq.amqp_url))
+    channel = connection.channel()
+    for queue in queues:  # declared by someone else, as quorum queues
+        arguments = {"x-queue-type": "quorum", "x-single-active-consumer": True}
+        channel.queue_declare(queue, durable=True, arguments=arguments)
+    connection.close()
+    classic = GroupMember(rabbitmq.amqp_url, "refunds", queues, "classic-seeder")
+    with pytest.raises(MemberStartError, match=r"x-queue-type.*queue_type is 'classic'"):
+        classic.start(timeout=20)  # the seeding declaration is refused
+    assert classic.join(10.0)
+    quorum = GroupMember(rabbitmq.amqp_url, "refunds", queues, "q", queue_type="quorum")
+    try:
+        assert quorum.start(timeout=20).error is None
+        deadline = time.monotonic() + 30.0  # the tokens reach their only member
+        while quorum.status().active != frozenset(queues) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert quorum.status().active == frozenset(queues)
+        late = GroupMember(rabbitmq.amqp_url, "refunds", queues, "classic-late")
+        with pytest.raises(MemberStartError, match="x-queue-type"):
+            late.start(timeout=20)  # the group is seeded: its queues are checked
+        assert late.join(10.0)
+    finally:
+        quorum.leave()
+    assert_one_token_per_queue(rabbitmq, queues)
+
+
+@pytest.mark.xdist_group("rabbitmq")
+def test_the_broker_command_prints_its_url_and_stops_at_sigterm(tmp_path: Path) -> None:
+    """`python -m tools.rabbitmq_broker`: members in other processes connect to the URL it
+    prints; SIGTERM stops the node, and its directory (given here) keeps the logs."""
+    directory = tmp_path / "broker"
+    command = [sys.executable, "-m", "tools.rabbitmq_broker", "--directory", str(directory)]
+    process = subprocess.Popen(
+        command,
+        cwd=REPOSITORY,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("amqp://guest:guest@127.0.0.1:"), process.stderr
+        connection = pika.BlockingConnection(pika.URLParameters(url))
+        connection.channel().queue_declare("from-another-process")
+        connection.close()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(90) == 0
+        with pytest.raises(pika.exceptions.AMQPConnectionError):
+            pika.BlockingConnection(pika.URLParameters(url))
+        assert (directory / "server.out").exists()
+    finally:
+        stop_process_group(process)
+
+
 # --- without a broker ------------------------------------------------------------------------
+
+
+def test_start_raises_when_the_member_cannot_connect_or_does_not_subscribe_in_time() -> None:
+    with socket.socket() as closed:  # a port of 127.0.0.1 that nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    refused = GroupMember(f"amqp://guest:guest@127.0.0.1:{port}/%2F", "g", ["g.q0"], "m")
+    with pytest.raises(MemberStartError, match="could not subscribe") as raised:
+        refused.start(timeout=30)
+    assert isinstance(raised.value.__cause__, pika.exceptions.AMQPConnectionError)
+    with socket.socket() as silent:  # accepts connections and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        url = f"amqp://guest:guest@{address}/%2F?socket_timeout=2&stack_timeout=3"
+        hanging = GroupMember(url, "g", ["g.q0"], "m")
+        started = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"did not subscribe within 0\.5 s"):
+            hanging.start(timeout=0.5)
+        assert time.monotonic() - started < 2.0
+        assert hanging.join(30.0)  # it gave up: its thread ends once the handshake fails
+
+
+@pytest.mark.parametrize(
+    ("queue_type", "message"),
+    [("stream", "'stream' cannot carry a group"), ("lazy", "unknown queue_type 'lazy'")],
+)
+def test_a_queue_type_that_cannot_carry_a_group_is_refused_by_name(
+    queue_type: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        GroupMember("amqp://unused", "g", ["g.q0"], "m", queue_type=queue_type)
 
 
 def spec_release_enabled(

@@ -20,7 +20,6 @@ import pytest
 from pyspark.sql import SparkSession
 
 from rebalancing.harness.job import run
-from rebalancing.harness.local_cluster import LOOPBACK, ConnectServer, StandaloneCluster
 from rebalancing.harness.options import parse_options
 from tests.harness.spark_runs import (
     CLUSTER_RUN,
@@ -29,6 +28,7 @@ from tests.harness.spark_runs import (
     USER_STRATEGY_SOURCE,
     comparable_aggregates,
 )
+from tools.local_cluster import LOOPBACK, ConnectServer, StandaloneCluster
 
 
 @pytest.fixture(scope="session")

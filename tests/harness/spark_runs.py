@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from rebalancing.harness.local_cluster import LOOPBACK, spark_home, stop_process_tree
+from tools.local_cluster import LOOPBACK, spark_home, stop_process_tree
 
 REPOSITORY = Path(__file__).parents[2]
 ENTRY_FILE = REPOSITORY / "jobs" / "score_strategies.py"

@@ -10,16 +10,14 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
-from rebalancing.harness.local_cluster import (
-    StandaloneCluster,
-    command_line,
-    process_tree,
-    stop_process_tree,
-)
+import pytest
+
 from tests.harness.spark_runs import (
     CLUSTER_RUN,
     EXECUTOR_LACKS,
@@ -30,6 +28,12 @@ from tests.harness.spark_runs import (
     driver_environment,
     run_driver,
     spark_submit_command,
+)
+from tools.local_cluster import (
+    StandaloneCluster,
+    command_line,
+    process_tree,
+    stop_process_tree,
 )
 
 
@@ -136,3 +140,52 @@ def test_a_job_whose_executor_is_killed_mid_run_finishes_with_identical_aggregat
     executor_directories = standalone_cluster.root / "worker-0" / "work" / application
     assert len(list(executor_directories.iterdir())) >= 2, "worker 0 started no new executor"
     assert comparable_aggregates(out) == embedded_aggregates
+
+
+def _running(pids: list[int]) -> list[int]:
+    """The processes of `pids` that still run (a zombie has ended: only its entry is left)."""
+    running = []
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError):
+            if (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                running.append(pid)
+    return running
+
+
+@pytest.mark.xdist_group("spark-daemons")
+def test_the_cluster_command_prints_the_master_and_stops_every_daemon_at_sigterm(
+    tmp_path: Path,
+) -> None:
+    """`python -m tools.local_cluster`: the URL it prints is a master with its worker
+    registered; SIGTERM stops the master, the worker and their children, and exits 0."""
+    command = [sys.executable, "-m", "tools.local_cluster", "--workers", "1"]
+    command += ["--worker-memory", "1g", "--directory", str(tmp_path)]
+    process = subprocess.Popen(
+        command,
+        cwd=Path(__file__).parents[2],  # tools/ runs from the repository's root
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        master = process.stdout.readline().strip()
+        assert master.startswith("spark://127.0.0.1:"), process.stderr.read()
+        interface = process.stderr.readline().split()[2]  # "master UI http://...; logs ..."
+        with urllib.request.urlopen(f"{interface.rstrip(';')}/json/", timeout=10) as response:
+            status = json.loads(response.read())
+        assert status["url"] == master
+        assert status["aliveworkers"] == 1
+        daemons = process_tree(process.pid)[1:]
+        assert len(daemons) >= 2  # the master and the worker
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(120) == 0
+        deadline = time.monotonic() + 30.0  # a JVM may take a moment to go, once signalled
+        while _running(daemons) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _running(daemons) == []
+    finally:
+        stop_process_tree(process)

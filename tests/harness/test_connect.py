@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rebalancing.harness.local_cluster import ConnectServer
 from tests.harness.spark_runs import (
     CLUSTER_RUN,
     USER_PACKAGE,
@@ -22,6 +21,7 @@ from tests.harness.spark_runs import (
     driver_environment,
     run_driver,
 )
+from tools.local_cluster import ConnectServer
 
 
 def test_the_job_runs_through_spark_connect_with_the_embedded_runs_aggregates(

@@ -1,11 +1,15 @@
 """A member of a RabbitMQ single-active-consumer group that balances itself without a leader:
 the protocol of Jack Vanlightly's TLA+ spec (specs/sac_leaderless.tla) on a real broker, over pika.
+Kept in one module: the member's state (tokens held, consumers, work handed out) changes only on
+pika's connection thread, through these methods together, and is read as one.
 
     member = GroupMember(amqp_url, "orders", [f"orders.q{i:03d}" for i in range(16)], "app-1",
-                         handler=lambda queue, body: print(queue, body))
+                         handler=lambda queue, body: print(queue, body), release="newest",
+                         queue_type="quorum")
     member.start(); ...; member.leave()
 
-Every queue of the group is declared with `x-single-active-consumer`; every member subscribes
+Every queue of the group is declared with `x-single-active-consumer` (and `x-queue-type` when
+quorum); every member subscribes
 to every queue; the broker keeps one active consumer per queue and a FIFO of waiting ones. A
 member over its ideal number releases one queue (cancel, then subscribe again at the back of
 the line), chosen by a release policy of rebalancing.sac.schedulers.ReleaseChoice ("highest",
@@ -36,6 +40,26 @@ This relies on a classic queue's requeue putting a message back at its original 
 documents it; the tests check the order it gives). Crashes give at-least-once delivery: work a
 crashed member handled but had not acknowledged is handled again by the next holder, and a
 member whose connection is closed under it finishes the item it is handling.
+
+Queue types (`queue_type`). "classic" (the default) as above. "quorum", the replicated type
+RabbitMQ recommends (classic mirrored queues are gone in 4.x), which supports single active
+consumer too: a cancelled active consumer keeps its unacknowledged messages and the next in
+line becomes active at once, as on a classic queue; a rejected or nacked message goes into the
+queue's returns, which are delivered before every other message, in the order they came back
+(rabbit_fifo in 3.10; in 4.x while a delivery limit is set, as it is by default). Two
+differences matter here.
+A quorum queue refuses a channel-wide prefetch, so each consumer gets its own of 1 +
+work_window from the start, and a new holder may receive work before the returned token; that
+work follows the token in the queue's order, so it is handed to the runner when the token
+comes, before anything delivered later (the early work it gives back, when the token is late,
+goes back in one go, in delivery order, and so comes back in that order). And a return counts:
+on 3.x every return adds to the message's delivery count, on 4.x a crash does (a reject with
+requeue does not), and a delivery limit (`x-delivery-limit`, a policy's `delivery-limit`, 20 by
+default on 4.x) dead-letters or drops a token after that many; a 4.x queue whose limit is
+switched off (-1) requeues at the back instead, which takes the token from its place at the
+head. So: on 3.x set no delivery limit on a group's queues; on 4.x keep one (raise it where
+members crash often). "stream" is refused: a stream is not consumed destructively. A member
+whose queues exist as another type than its own raises from `start()`.
 
 Seeding. The first member to find the group unseeded takes a lock (an exclusive queue
 `<group>.seeding-lock`: one connection at a time may hold it), declares the queues, publishes a
@@ -88,7 +112,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pika  # type: ignore[import-untyped]
@@ -99,8 +123,10 @@ from rebalancing.sac.model import POSITION_VARIANTS, PositionVariant, SacState, 
 from rebalancing.sac.schedulers import RELEASE_POLICIES, ReleaseChoice, ReleasePolicy
 
 __all__ = [
+    "QUEUE_TYPES",
     "TOKEN_TYPE",
     "GroupMember",
+    "MemberStartError",
     "MemberStatus",
     "WorkFailure",
     "ensure_tokens",
@@ -115,9 +141,38 @@ Handler = Callable[[str, bytes], None]
 """handler(queue, body): handles one work message; raising rejects it (no requeue)."""
 
 
-def group_queue_arguments() -> dict[str, Any]:
-    """The arguments every queue of a group is declared with."""
-    return {"x-single-active-consumer": True}
+QUEUE_TYPES = ("classic", "quorum")
+"""The queue types a group can run on (see the module docstring for what each does)."""
+
+_REFUSED_QUEUE_TYPES = {
+    "stream": "a stream is not consumed destructively: its AMQP 0-9-1 consumers can neither "
+    "hold a token unacknowledged nor give it back with a requeue",
+}
+
+
+def check_queue_type(queue_type: str) -> str:
+    """`queue_type` if a group can run on it; ValueError naming it otherwise."""
+    if queue_type in _REFUSED_QUEUE_TYPES:
+        raise ValueError(
+            f"queue_type {queue_type!r} cannot carry a group: {_REFUSED_QUEUE_TYPES[queue_type]}"
+        )
+    if queue_type not in QUEUE_TYPES:
+        raise ValueError(f"unknown queue_type {queue_type!r}; known: {QUEUE_TYPES}")
+    return queue_type
+
+
+def group_queue_arguments(queue_type: str = "classic") -> dict[str, Any]:
+    """The arguments every queue of a group is declared with: single active consumer, and the
+    queue type unless classic (a classic queue declared before it was an option has none)."""
+    arguments: dict[str, Any] = {"x-single-active-consumer": True}
+    if check_queue_type(queue_type) != "classic":
+        arguments["x-queue-type"] = queue_type
+    return arguments
+
+
+class MemberStartError(RuntimeError):
+    """A member could not subscribe (the broker refused a declaration or a consumer, the
+    connection failed); raised by `GroupMember.start`, chained to the cause."""
 
 
 def release_due(
@@ -182,7 +237,10 @@ class _QueueState:
     token_tag: int | None = None
     releasing: bool = False
     in_flight: int = 0
-    early_tag: int | None = None
+    early: list[tuple[int, bytes]] = field(default_factory=list)
+    """(delivery tag, body) of work delivered before the token, in delivery order (one at most
+    on a classic queue, up to 1 + work_window on a quorum queue)."""
+    early_return_due: bool = False
     early_backoff: float = 0.0
 
 
@@ -207,13 +265,20 @@ def _queue_exists(connection: Any, name: str) -> bool:
 
 
 def ensure_tokens(
-    connection: Any, group: str, queues: Sequence[str], timeout: float = 60.0
+    connection: Any,
+    group: str,
+    queues: Sequence[str],
+    timeout: float = 60.0,
+    queue_type: str = "classic",
 ) -> bool:
     """Declare the group's queues and seed one token per queue unless the group is seeded.
 
     True when this call seeded, False when the group already was (see the module docstring:
     an exclusive lock queue, a marker queue, a token only into a queue with no message).
-    TimeoutError when another connection holds the lock for longer than `timeout`."""
+    TimeoutError when another connection holds the lock for longer than `timeout`; the queues
+    are declared as `queue_type` ("classic" or "quorum"; a queue that exists as another type
+    makes the broker close the channel: pika's ChannelClosedByBroker, PRECONDITION_FAILED)."""
+    arguments = group_queue_arguments(queue_type)
     marker, lock = f"{group}.seeded", f"{group}.seeding-lock"
     deadline = time.monotonic() + timeout
     while not _queue_exists(connection, marker):
@@ -234,9 +299,7 @@ def ensure_tokens(
                 return False
             channel.confirm_delivery()
             for queue in queues:
-                declared = channel.queue_declare(
-                    queue, durable=True, arguments=group_queue_arguments()
-                )
+                declared = channel.queue_declare(queue, durable=True, arguments=arguments)
                 if declared.method.message_count == 0:
                     channel.basic_publish(
                         "",
@@ -252,6 +315,29 @@ def ensure_tokens(
                 channel.queue_delete(lock)
                 channel.close()
     return False
+
+
+def _check_queue_type(connection: Any, queues: Sequence[str], queue_type: str) -> None:
+    """Declare each queue of a seeded group again with the member's arguments: the broker
+    closes the channel (PRECONDITION_FAILED) when a queue exists with another type. A passive
+    declare first, so that a deleted queue is reported (NOT_FOUND), not made again tokenless."""
+    arguments = group_queue_arguments(queue_type)
+    channel = connection.channel()
+    for queue in queues:
+        channel.queue_declare(queue, passive=True)
+        channel.queue_declare(queue, durable=True, arguments=arguments)
+    channel.close()
+
+
+def _start_hint(error: BaseException, queue_type: str) -> str:
+    """What to change when `error` says the queues are not of the member's type."""
+    text = str(error)
+    if "x-queue-type" in text or "global_qos" in text:
+        return (
+            f" (the member's queue_type is {queue_type!r}: give it the type the group's queues "
+            "were declared with)"
+        )
+    return ""
 
 
 class GroupMember:
@@ -281,6 +367,7 @@ class GroupMember:
         heartbeat_interval: float = 0.5,
         member_timeout: float = 3.0,
         early_backoff: tuple[float, float] = (0.01, 0.2),
+        queue_type: str = "classic",
     ) -> None:
         if "|" in member_id:
             raise ValueError(f"member id {member_id!r} contains '|'")
@@ -290,6 +377,7 @@ class GroupMember:
             raise ValueError(f"unknown Position variant {variant!r}; known: {POSITION_VARIANTS}")
         if release not in RELEASE_POLICIES:
             raise ValueError(f"unknown release policy {release!r}; known: {RELEASE_POLICIES}")
+        self.queue_type = check_queue_type(queue_type)
         self.amqp_url = amqp_url
         self.group = group
         self.queues = sorted(queues)
@@ -329,13 +417,32 @@ class GroupMember:
     # --- the public face ----------------------------------------------------------------
 
     def start(self, timeout: float | None = 60.0) -> MemberStatus:
-        """Start the member's thread and wait until it is subscribed and announced (or failed);
-        `timeout=None` returns at once."""
+        """Start the member's thread and wait until it is subscribed and announced.
+
+        MemberStartError, chained to the cause, when it cannot subscribe (a queue of another
+        type than `queue_type`, a refused connection...); TimeoutError when it has not
+        subscribed within `timeout` seconds (the member then gives up and leaves).
+        `timeout=None` returns at once: `wait_started` and `status().error` tell the rest."""
         self._thread.start()
-        return self.status() if timeout is None else self.wait_started(timeout)
+        if timeout is None:
+            return self.status()
+        status = self.wait_started(timeout)
+        if status.error is not None:
+            raise MemberStartError(
+                f"member {self.member_id!r} of group {self.group!r} could not subscribe: "
+                f"{status.error!r}{_start_hint(status.error, self.queue_type)}"
+            ) from status.error
+        if not status.started:
+            self._leaving.set()
+            raise TimeoutError(
+                f"member {self.member_id!r} of group {self.group!r} did not subscribe within "
+                f"{timeout} s"
+            )
+        return status
 
     def wait_started(self, timeout: float) -> MemberStatus:
-        """Wait until the member has subscribed and announced itself, or failed."""
+        """Wait until the member has subscribed and announced itself, or failed (without
+        raising: `status().error` says why)."""
         self._start_done.wait(timeout)
         return self.status()
 
@@ -371,7 +478,11 @@ class GroupMember:
             parameters = pika.URLParameters(self.amqp_url)
             parameters.client_properties = {"connection_name": self.connection_name}
             self._connection = pika.BlockingConnection(parameters)
-            self.seeded = ensure_tokens(self._connection, self.group, self.queues)
+            self.seeded = ensure_tokens(
+                self._connection, self.group, self.queues, queue_type=self.queue_type
+            )
+            if not self.seeded:
+                _check_queue_type(self._connection, self.queues, self.queue_type)
             self._runner = ChannelRunner(self._handle, self._workers, self.queues)
             self._open_group_channel()
             self._queue_states = {
@@ -411,7 +522,10 @@ class GroupMember:
     def _subscribe(self, queue: str) -> None:
         """Join the back of `queue`'s line, allowing one unacknowledged message until the token."""
         state = self._queue_states[queue]
-        state.channel.basic_qos(prefetch_count=1, global_qos=True)
+        if self.queue_type == "classic":
+            state.channel.basic_qos(prefetch_count=1, global_qos=True)
+        else:  # a quorum queue refuses a channel-wide prefetch, and keeps a consumer's own
+            state.channel.basic_qos(prefetch_count=1 + self.work_window, global_qos=False)
         self._consumer_number += 1
         tag = f"{self.member_id}|{queue}|{self._consumer_number}"
         callback = functools.partial(self._on_delivery, queue)
@@ -475,9 +589,17 @@ class GroupMember:
             state.token_tag = method.delivery_tag
             state.early_backoff = 0.0
             self._choice.became_active(queue)
-            channel.basic_qos(prefetch_count=1 + self.work_window, global_qos=True)
+            if self.queue_type == "classic":
+                channel.basic_qos(prefetch_count=1 + self.work_window, global_qos=True)
             with self._lock:
                 self._held.add(queue)
+            # Work delivered before the token (a quorum queue's returned token can come after
+            # it) follows the token in the queue's order and precedes all later deliveries.
+            early, state.early = state.early, []
+            for delivery_tag, early_body in early:
+                assert self._runner is not None
+                state.in_flight += 1
+                self._runner.submit(queue, (delivery_tag, early_body))
             self._announce()
         elif state.token_tag is not None and not state.releasing:
             assert self._runner is not None
@@ -487,21 +609,25 @@ class GroupMember:
             channel.basic_nack(method.delivery_tag, requeue=True)  # cancelled meanwhile
         else:
             # Active on the broker, but the token is still with the previous holder: give the
-            # message back after a back-off, so that the token (at the head) can come in.
-            low, high = self._early_backoff
-            state.early_backoff = min(high, max(low, 2 * state.early_backoff))
-            state.early_tag = method.delivery_tag
-            self._connection.call_later(
-                state.early_backoff,
-                functools.partial(self._return_early, queue, method.delivery_tag),
-            )
+            # work back after a back-off, so that the token (at the head) can come in.
+            state.early.append((method.delivery_tag, body))
+            if not state.early_return_due:
+                low, high = self._early_backoff
+                state.early_backoff = min(high, max(low, 2 * state.early_backoff))
+                state.early_return_due = True
+                self._connection.call_later(
+                    state.early_backoff, functools.partial(self._return_early, queue)
+                )
 
-    def _return_early(self, queue: str, delivery_tag: int) -> None:
+    def _return_early(self, queue: str) -> None:
+        """Give back the work that came before the token, all of it in one callback and in
+        delivery order, so that it comes back in that order (after the token once it is back)."""
         state = self._queue_states[queue]
-        if state.early_tag == delivery_tag:
-            state.early_tag = None
-            with self._lock:
-                self._early_returns += 1
+        state.early_return_due = False
+        early, state.early = state.early, []  # empty when the token came meanwhile
+        with self._lock:
+            self._early_returns += len(early)
+        for delivery_tag, _ in early:
             state.channel.basic_nack(delivery_tag, requeue=True)
 
     def _handle(self, queue: Any, work: Any) -> None:
@@ -594,9 +720,9 @@ class GroupMember:
             if state.consumer_tag is not None:
                 state.channel.basic_cancel(state.consumer_tag)
                 state.consumer_tag = None
-            if state.early_tag is not None:
-                state.channel.basic_nack(state.early_tag, requeue=True)
-                state.early_tag = None
+            for delivery_tag, _ in state.early:
+                state.channel.basic_nack(delivery_tag, requeue=True)
+            state.early = []
         deadline = time.monotonic() + timeout
         while any(state.in_flight for state in self._queue_states.values()):
             if time.monotonic() > deadline:
@@ -609,9 +735,3 @@ class GroupMember:
             with self._lock:
                 self._held.discard(queue)
         self._connection.close()
-
-
-if __name__ == "__main__":
-    from rebalancing.adapters.rabbitmq_experiment import main
-
-    raise SystemExit(main())

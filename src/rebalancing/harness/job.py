@@ -56,10 +56,12 @@ from rebalancing.harness.columns import (
     score_and_count_partition,
     score_arrow_partition,
 )
-from rebalancing.harness.local_cluster import LOOPBACK
 from rebalancing.harness.options import HarnessOptions
 from rebalancing.harness.reports import write_reports
 from rebalancing.harness.shipping import ShippingPlan, is_this_package, plan_shipping
+
+LOOPBACK = "127.0.0.1"
+"""The address the driver binds on an embedded local Spark (its ports and web UI stay private)."""
 
 SCENARIOS_PER_PARTITION = 10_000
 """Default partition size: a task of about a minute, so a long run's progress bar moves and a

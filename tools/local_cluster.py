@@ -1,6 +1,12 @@
 """A Spark standalone cluster (a master and workers) and a Spark Connect server on 127.0.0.1,
 started from pyspark's own distribution: what the cluster tests and the driver-memory benchmark
-run the job on, without downloading Spark.
+run the job on, without downloading Spark. Also a command, from the repository's root, to try
+the harness's cluster path on one machine:
+
+    python -m tools.local_cluster [--workers 2] [--connect] [--directory DIR]
+
+prints the master's URL (for `--master`; with `--connect`, a Connect server's URL for
+`--remote` on the next line), runs until Ctrl-C or SIGTERM, then stops every daemon.
 
 pyspark's wheel carries `bin/spark-class` and every jar (the Connect server's included) but not
 the `sbin/start-master.sh` family, so the daemons are started here with `spark-class` (the master
@@ -12,6 +18,7 @@ worker's executors, their Python workers), by process id. Linux only (/proc).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib.util
 import json
@@ -19,14 +26,18 @@ import os
 import signal
 import socket
 import subprocess
+import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
+
+from tools.machine import serve_until_stopped
 
 LOOPBACK = "127.0.0.1"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -446,3 +457,61 @@ class ConnectServer:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m tools.local_cluster`: start a standalone cluster (and with --connect a Connect
+    server on it), print the URLs, keep them until Ctrl-C or SIGTERM, then stop them."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.local_cluster",
+        description="A Spark standalone cluster on 127.0.0.1, from pyspark's own jars.",
+    )
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--cores-per-worker", type=int, default=1)
+    parser.add_argument("--worker-memory", default="2g")
+    parser.add_argument(
+        "--connect", action="store_true", help="also a Spark Connect server on the cluster"
+    )
+    parser.add_argument(
+        "--directory", type=Path, help="work and log directories (default: a temporary one)"
+    )
+    arguments = parser.parse_args(argv)
+    if arguments.workers < 1 or arguments.cores_per_worker < 1:
+        parser.error("--workers and --cores-per-worker must be at least 1")
+    with contextlib.ExitStack() as stack:
+        root = arguments.directory or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="spark-local-"))
+        )
+        cluster = StandaloneCluster(
+            root / "cluster",
+            arguments.workers,
+            arguments.cores_per_worker,
+            arguments.worker_memory,
+        )
+        stack.enter_context(cluster)
+        print(cluster.master_url, flush=True)
+        daemons = [*cluster.workers, *([cluster.master] if cluster.master else [])]
+        if arguments.connect:
+            server = ConnectServer(root / "connect", cluster.master_url, sys.executable)
+            stack.enter_context(server)
+            print(server.url, flush=True)
+            daemons += [server.daemon] if server.daemon else []
+        print(
+            f"master UI {cluster.master_ui_url}; logs under {root}; Ctrl-C stops it",
+            file=sys.stderr,
+            flush=True,
+        )
+
+        def exited() -> str | None:
+            try:
+                for daemon in daemons:
+                    daemon.check_running()
+            except ClusterStartError as error:
+                return str(error)
+            return None
+
+        return serve_until_stopped(exited)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,9 +1,10 @@
 """A SAC group of rebalancing.adapters.rabbitmq members on a real broker, run through membership
-changes and measured beside the simulation: `python -m rebalancing.adapters.rabbitmq`.
+changes and measured beside the simulation: `python -m tools.rabbitmq_experiment`, from the
+repository's root.
 
-    python -m rebalancing.adapters.rabbitmq --queues 16 --apps 4 --json
+    python -m tools.rabbitmq_experiment --queues 16 --apps 4 --json
 
-starts a private broker (rebalancing.adapters.rabbitmq_broker; or uses `--amqp-url`), runs the
+starts a private broker (tools.rabbitmq_broker; or uses `--amqp-url`), runs the
 group from a cold start, then one join and one graceful leave (and with `--crash`, on a private
 broker, one member's connection closed by the broker), and prints per phase: the final
 active counts, the releases, the seconds to settle, whether it settled, and the releases that
@@ -37,8 +38,8 @@ from typing import Any
 import pika  # type: ignore[import-untyped]
 
 from rebalancing.adapters.rabbitmq import GroupMember, Handler, MemberStatus
-from rebalancing.adapters.rabbitmq_broker import PrivateBroker, private_broker
 from rebalancing.strategies.sac import Session
+from tools.rabbitmq_broker import PrivateBroker, private_broker
 
 
 def queue_names(group: str, queue_count: int) -> list[str]:
@@ -104,6 +105,7 @@ class LocalGroup:
     member_timeout: float = 3.0
     work_window: int = 16
     workers: int = 2
+    queue_type: str = "classic"
     members: dict[str, GroupMember] = field(default_factory=dict)
     departed: dict[str, GroupMember] = field(default_factory=dict)
     _numbers: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
@@ -128,6 +130,7 @@ class LocalGroup:
             work_window=self.work_window,
             heartbeat_interval=self.heartbeat_interval,
             member_timeout=self.member_timeout,
+            queue_type=self.queue_type,
         )
         self.members[member.member_id] = member
         return member
@@ -276,11 +279,20 @@ def run_experiment(
     seed: int = 0,
     settle_timeout: float = 180.0,
     crash: bool = False,
+    queue_type: str = "classic",
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Cold start of `app_count` members, one join, one graceful leave, and with `crash` one
     member's connection closed by the broker (after `member_timeout`, the others drop it)."""
-    local = LocalGroup(amqp_url, group, queue_count, release=release, variant=variant, seed=seed)
+    local = LocalGroup(
+        amqp_url,
+        group,
+        queue_count,
+        release=release,
+        variant=variant,
+        seed=seed,
+        queue_type=queue_type,
+    )
     simulation = Session(variant=variant, release=release, engine="reference", seed=seed)
     phases: list[PhaseResult] = []
 
@@ -336,6 +348,7 @@ def run_experiment(
         "apps": app_count,
         "release": release,
         "variant": variant,
+        "queue_type": queue_type,
         "broker": "private" if broker is not None else "amqp-url",
         "phases": [asdict(phase) for phase in phases],
     }
@@ -343,7 +356,7 @@ def run_experiment(
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m rebalancing.adapters.rabbitmq",
+        prog="python -m tools.rabbitmq_experiment",
         description="Run a leaderless SAC group on a real RabbitMQ: cold start, join, leave.",
     )
     parser.add_argument("--queues", type=int, default=16)
@@ -352,6 +365,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--release", default="highest", help="highest, lowest, newest, random")
     parser.add_argument("--variant", default="id", help="Position variant: id or spec")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--queue-type", default="classic", help="classic or quorum")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds to settle")
     parser.add_argument(
         "--crash",
@@ -378,6 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": arguments.seed,
         "settle_timeout": arguments.timeout,
         "crash": arguments.crash,
+        "queue_type": arguments.queue_type,
         "progress": None if arguments.json else progress,
     }
     if arguments.amqp_url:
@@ -402,3 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     settled = all(phase["settled"] for phase in result["phases"])
     return 0 if settled else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,6 +5,12 @@ plain child process on 127.0.0.1, with its own data directory, node name, ports 
         connection = pika.BlockingConnection(pika.URLParameters(broker.amqp_url))
         consumers = broker.list_consumers()
 
+Or as a command, from the repository's root, for members run as separate processes: it prints
+the AMQP URL on its first line, runs until Ctrl-C (or SIGTERM), then stops the broker and
+removes its directory (a `--directory` given is kept):
+
+    python -m tools.rabbitmq_broker [--directory DIR]
+
 Why each choice:
 
 - The package's own scripts (`/usr/lib/rabbitmq/bin`, i.e. its `lib/rabbitmq/bin`) are run, not
@@ -31,6 +37,7 @@ Start-up takes about 5 s on an idle machine; `start()` waits until an AMQP hands
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import contextlib
 import json
@@ -38,16 +45,22 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from rebalancing.machine import PackageInstallError, apt_install, stop_process_group
+from tools.machine import (
+    PackageInstallError,
+    apt_install,
+    serve_until_stopped,
+    stop_process_group,
+)
 
 SCRIPT_DIRECTORIES = (Path("/usr/lib/rabbitmq/bin"),)
 """Where Debian's package puts its own (non-switching) scripts."""
@@ -393,3 +406,37 @@ def private_broker(directory: Path | None = None) -> Iterator[PrivateBroker]:
         yield broker
     finally:
         broker.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m tools.rabbitmq_broker`: start a private broker, print its AMQP URL, keep it
+    until Ctrl-C or SIGTERM, then stop it. Exit status 1 when the broker exits by itself."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.rabbitmq_broker",
+        description="Start a private RabbitMQ broker on 127.0.0.1 and print its AMQP URL.",
+    )
+    parser.add_argument(
+        "--directory",
+        type=Path,
+        help="the broker's data and logs (kept at the end); default: a temporary directory",
+    )
+    arguments = parser.parse_args(argv)
+    with private_broker(arguments.directory) as broker:
+        print(broker.amqp_url, flush=True)
+        print(
+            f"RabbitMQ node {broker.node_name}, data and logs in {broker.directory}; "
+            "Ctrl-C stops it",
+            file=sys.stderr,
+            flush=True,
+        )
+
+        def exited() -> str | None:
+            if broker.broker_process.poll() is None:
+                return None
+            return f"the broker exited:\n{broker.server_output()}"
+
+        return serve_until_stopped(exited)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,7 +7,8 @@ install holds, after an `update` when the package is unknown (a fresh image has 
 lists). It raises PackageInstallError, with apt's output, when that fails, so that a caller
 (a test fixture) fails with the reason instead of skipping. `stop_process_group(process)`
 ends a process started with `start_new_session=True` and every process in its group.
-Standard library only.
+`serve_until_stopped(check)` is the loop of the commands that keep servers running until
+Ctrl-C or SIGTERM. Standard library only.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping
+import sys
+import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -80,3 +83,17 @@ def stop_process_group(process: subprocess.Popen[Any], grace: float = 5.0) -> No
         os.killpg(group, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(10.0)
+
+
+def serve_until_stopped(check: Callable[[], str | None], poll: float = 0.5) -> int:
+    """Return 0 at Ctrl-C or SIGTERM (from the main thread; the caller then stops its servers),
+    or 1 once `check()`, called every `poll` seconds, says why a server has died (printed)."""
+    stop = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    while not stop.wait(poll):
+        failure = check()
+        if failure is not None:
+            print(failure, file=sys.stderr, flush=True)
+            return 1
+    return 0
