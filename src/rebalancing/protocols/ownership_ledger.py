@@ -60,7 +60,9 @@ class OwnershipLedger:
         most = max((len(members) for members in holders.values()), default=0)
         areas = [0.0, 0.0, 0.0]
         last_time = last_change = self.start
-        for time, kind, _, member, queue, revoked in sorted(self.records):
+        for time, kind, _, member, queue, revoked in sorted(
+            self.records, key=lambda record: (record[0], record[2])
+        ):
             if time < last_time:
                 raise ValueError(f"a record at {time} s precedes the ledger's start")
             elapsed = time - last_time
