@@ -117,7 +117,8 @@ def test_a_static_restart_within_the_session_timeout_moves_nothing(protocol: str
     )
     before = session.rebalance(range(4), ["a", "b"]).owners
     run = session.restart(["b"], 20.0)
-    assert run.owners == before and run.steps == run.releases == run.rounds == 0
+    assert run.owners == before
+    assert run.steps == run.releases == run.rounds == 0
     assert run.queue_seconds_unowned == 2 * 20.0  # b's partitions wait for it, unread
     dynamic = classic(protocol)
     dynamic.rebalance(range(4), ["a", "b"])
@@ -181,7 +182,8 @@ def test_consumer_protocol_static_restart_moves_nothing() -> None:
     )
     before = session.rebalance(range(4), ["a", "b"]).owners
     run = session.restart(["a"], 30.0)
-    assert run.owners == before and run.steps == run.releases == 0
+    assert run.owners == before
+    assert run.steps == run.releases == 0
     assert run.queue_seconds_unowned == 2 * 30.0
 
 

@@ -368,11 +368,8 @@ class ConsumerSession:
             for queue in sorted(client.owned):
                 ledger.stop(start, member, queue, revoked=False)
             crash = member in crashed_members or self.departures == "crash"
-            if crash:
-                interval = self.timers.heartbeat_interval
-                last = (
-                    client.last_sent + math.floor((start - client.last_sent) / interval) * interval
-                )
+            if crash:  # its last heartbeat: one interval before the next it would have sent
+                last = self._next_regular(client, start) - self.timers.heartbeat_interval
                 self._expire_at(member, last + self.timers.session_timeout)
             elif self.static_membership:  # a temporary leave (epoch -2): kept till timed out
                 self._counts[0] += 1
