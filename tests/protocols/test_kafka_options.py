@@ -28,15 +28,15 @@ def test_departures_say_what_a_missing_member_did(kind: str) -> None:
         session(kind, departures="crash"),
         session(kind, static_membership=True),
     )
-    seconds = []
+    seconds: list[float] = []
     for group in (graceful, crashing, static):
         group.rebalance(range(4), ["a", "b"])
         run = group.rebalance(range(4), ["a"])
         assert run.owners == {"a": [0, 1, 2, 3]}
+        assert run.seconds_to_balance is not None
         seconds.append(run.seconds_to_balance)
     # a graceful leave is heard at once; a crash and a static member's leave (no LeaveGroup;
     # under the consumer protocol a temporary leave) only when the session times out
-    assert seconds[0] is not None and seconds[1] is not None
     assert seconds[0] < 10 < 45 <= seconds[1] == seconds[2]
 
 
@@ -47,7 +47,8 @@ def test_a_static_restart_that_outlasts_the_session_timeout_rebalances_twice(kin
     run = group.restart(["b"], 60.0)
     assert run.steps > 0
     assert run.rounds >= 2
-    assert run.seconds_to_balance is not None and run.seconds_to_balance >= 60.0
+    assert run.seconds_to_balance is not None
+    assert run.seconds_to_balance >= 60.0
     assert sorted(q for queues in run.owners.values() for q in queues) == [0, 1, 2, 3]
 
 
