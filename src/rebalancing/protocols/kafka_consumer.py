@@ -28,8 +28,9 @@ The model, per change at the session's clock t0:
 - So there is no barrier: a slow member delays only the partitions it must release, and only
   the members that wait for those; and a partition is never consumed by two members at once,
   because the coordinator hands it out only once its owner's heartbeat no longer reports it (or
-  the owner was removed); `double_ownership_checked` raises if the coordinator's own records
-  ever gave one partition to two members.
+  the owner was removed). The session raises AssertionError if the coordinator's records ever
+  held one partition for two members, and `most_consumers()` tells the most members that
+  consumed one partition at once in the last rebalance (the tests check it is 1).
 - A graceful leave frees the member's partitions at once; a crash frees them when the session
   times out (`group.consumer.session.timeout.ms` after the member's last heartbeat); a static
   member (KIP-345) leaving for good is timed out the same way, from its leave. A static member
