@@ -24,6 +24,7 @@ ALLOWED = {
     "contract": set(),
     "placement": {"contract"},  # zones, weights, capacities: checked like the contract's ids
     "strategies": {"contract", "placement", "sac"},
+    "protocols": {"contract"},  # Kafka's group protocols in seconds, over any assignor
     "testing": {"contract", "placement"},
     "sac": {"contract"},
     "evaluation": {"contract", "placement", "strategies", "sac"},

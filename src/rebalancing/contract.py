@@ -103,7 +103,11 @@ class ProtocolRun:
     one another member held; `seconds_to_balance`, from the change until the last change of who
     processes what (the group is quiet from then on); `queue_seconds_unowned`, the time each
     queue had no member processing it, summed over the queues; `queue_seconds_doubly_owned`,
-    the time each queue had two or more members that both believed they owned it, summed.
+    the time each queue had two or more members that both believed they owned it, summed;
+    `queue_seconds_paused`, the part of the unowned time that followed a revocation from a
+    member still in the group (the queue was read, given up on purpose, and not yet read again);
+    `heartbeats`, the heartbeat requests the members sent from the change until quiet, for a
+    protocol whose rebalance runs on heartbeats (Kafka's consumer protocol, KIP-848).
     """
 
     owners: dict[Any, list[Any]]
@@ -118,6 +122,8 @@ class ProtocolRun:
     seconds_to_balance: float | None = None
     queue_seconds_unowned: float | None = None
     queue_seconds_doubly_owned: float | None = None
+    queue_seconds_paused: float | None = None
+    heartbeats: int | None = None
 
 
 class StrategySession(Protocol):

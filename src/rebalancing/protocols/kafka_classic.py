@@ -1,0 +1,397 @@
+"""Kafka's classic group protocol, eager and cooperative (KIP-429), as a session in seconds,
+over any assignor function of the contract (range, round_robin, sticky, ...).
+
+Read from apache/kafka at commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (4.0.0-SNAPSHOT):
+the group coordinator's GroupMetadataManager (`prepareRebalance`,
+`maybeCompleteJoinElseSchedule`, `tryCompleteInitialRebalanceElseSchedule`,
+`addMemberThenRebalanceOrCompleteJoin`) and classic/ClassicGroup (`hasAllMembersJoined`,
+`rebalanceTimeoutMs`); the client's AbstractCoordinator and ConsumerCoordinator
+(`onJoinPrepare`, `onJoinComplete`, `validateCooperativeAssignment`); timers: kafka_timers.
+
+The model, per change at the session's clock t0 (the end of the previous rebalance):
+
+- What starts a rebalance: a join (JoinGroup at t0), a graceful leave of a dynamic member
+  (LeaveGroup at t0), a crash, or a static member's leave (a static member sends no
+  LeaveGroup: KIP-345), which the coordinator learns when the member's session times out,
+  `session.timeout.ms` after its last heartbeat before t0; partitions added or removed, which
+  the group leader sees at its next metadata refresh (`metadata.max.age.ms`: at a time drawn
+  within it, or a whole period after t0 with synced phases) and then rejoins at once.
+- The join barrier: the other members learn of the rebalance from their next heartbeat
+  (REBALANCE_IN_PROGRESS) and rejoin from their next poll: at once, or, for a slow member
+  (`slow_members`: seconds its poll loop stays busy from the change on), when that ends. The
+  join phase ends when every member has joined (hasAllMembersJoined) and every crashed member
+  has been timed out; it never reaches the rebalance timeout here (a lateness that would is
+  refused). An empty group's first join waits `group.initial.rebalance.delay.ms`, and again
+  as long as members kept joining, within the rebalance timeout: 3 s for one member, 6 s for
+  several that start together.
+- Sync: the leader runs the assignor on what each member owns and every member gets its
+  assignment when the join ends (network and assignor time are zero); every member's heartbeat
+  timer restarts there.
+- Eager: every member revokes everything it owns when it rejoins (onJoinPrepare), so every
+  partition is paused from its owner's rejoin to the sync. Cooperative: members keep what they
+  own through the join; a partition the plan moves is withheld from its new owner in this
+  round (what CooperativeStickyAssignor does, and what ConsumerCoordinator's validation asks of
+  any cooperative assignor: it is done here for every assignor) and revoked by its owner at the
+  sync, which rejoins at once (requestRejoin); the others learn of that second rebalance from a
+  heartbeat, one interval after the sync, and the second sync hands the withheld partitions
+  over. Further rounds follow while a sync still revokes (up to `max_rounds`).
+- A static member that restarts within the session timeout (`restart`) comes back under its
+  group.instance.id to its cached assignment with no rebalance: its partitions wait unread for
+  it and nothing moves. A dynamic member's restart, or a static one's that outlasts the
+  session timeout, is a leave and a join (two rebalances; the join waits for the first to end).
+
+Scores per rebalance (ProtocolRun, ownership_ledger): seconds to balance, partition-seconds
+unowned, paused (revoked from a member that stays) and doubly owned (never, here: an evicted
+member, the one way the classic protocol has two owners, is not modelled), `rounds` the
+join/sync rounds, `releases` the revocations from members that stay, `steps` the partitions
+handed to a member at a sync. `heartbeats` is None (the classic protocol counts in rounds).
+Nothing is random but the heartbeat and metadata phases, drawn from `random.Random(seed)` in
+sorted member order.
+Runtime complexity: per round, the assignor's cost plus O(|Q| + |C|).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from rebalancing.contract import AssignFunction, ProtocolRun, sorted_distinct_ids
+from rebalancing.protocols.kafka_common import (
+    Departures,
+    HeartbeatPhases,
+    added_up,
+    check_options,
+    checked_lateness,
+    planned,
+    quiet_run,
+)
+from rebalancing.protocols.kafka_timers import ClassicTimers
+from rebalancing.protocols.ownership_ledger import OwnershipLedger
+
+ClassicProtocol = Literal["eager", "cooperative"]
+
+
+class ClassicSession:
+    """One classic Kafka consumer group across rebalances (the module docstring says how).
+
+    `rebalance(queues, consumers)`: the StrategySession hook; a member missing from
+    `consumers` left as `departures` says (a static member's leave is always learnt at its
+    session timeout). `change(queues, consumers, crashed=..., slow=...)`: the same with the
+    crashed members and the slow ones of this change named. `restart(members, down_seconds)`:
+    a rolling-restart batch: `members` stop now and start again `down_seconds` later.
+    """
+
+    def __init__(
+        self,
+        assignor: AssignFunction,
+        *,
+        protocol: ClassicProtocol = "eager",
+        timers: ClassicTimers | None = None,
+        seed: int = 0,
+        static_membership: bool = False,
+        departures: Departures = "graceful",
+        slow_members: Mapping[Any, float] | None = None,
+        heartbeat_phases: HeartbeatPhases = "random",
+        max_rounds: int = 8,
+    ) -> None:
+        if not callable(assignor):
+            raise TypeError(f"assignor must be an assign function, not {assignor!r}")
+        if protocol not in ("eager", "cooperative"):
+            raise ValueError(f"unknown protocol {protocol!r}; known: eager, cooperative")
+        check_options(departures, heartbeat_phases, max_rounds)
+        self.assignor = assignor
+        self.protocol = protocol
+        self.timers = timers if timers is not None else ClassicTimers()
+        if not isinstance(self.timers, ClassicTimers):
+            raise TypeError(f"timers must be ClassicTimers, not {timers!r}")
+        self.rng = random.Random(seed)
+        self.static_membership = static_membership
+        self.departures = departures
+        self.slow_members = dict(slow_members or {})
+        self.heartbeat_phases = heartbeat_phases
+        self.max_rounds = max_rounds
+        self.now = 0.0
+        self.queues: list[Any] = []
+        self.owned: dict[Any, set[Any]] = {}  # member -> the partitions it consumes
+        self.phase: dict[Any, float] = {}  # member -> a time it heartbeats at
+        self.join_order: dict[Any, int] = {}  # member -> when it joined (the leader: first)
+        self._joins = 0
+        self._quiet = False
+
+    # --- clocks ----------------------------------------------------------------------------
+
+    def next_heartbeat(self, member: Any, after: float) -> float:
+        """`member`'s first heartbeat strictly after `after`."""
+        interval = self.timers.heartbeat_interval
+        phase = self.phase[member]
+        time = phase + (math.floor((after - phase) / interval) + 1) * interval
+        return time if time > after else time + interval
+
+    def last_heartbeat(self, member: Any, at: float) -> float:
+        """`member`'s last heartbeat at or before `at`."""
+        interval = self.timers.heartbeat_interval
+        phase = self.phase[member]
+        return phase + math.floor((at - phase) / interval) * interval
+
+    def _draw_phases(self, now: float) -> None:
+        if self.heartbeat_phases == "random":
+            interval = self.timers.heartbeat_interval
+            for member in sorted(self.phase):
+                self.phase[member] = now + self.rng.random() * interval
+
+    def _initial_join_end(self, first: float, later: list[float]) -> float:
+        """When an empty group's first join phase ends (tryCompleteInitialRebalanceElseSchedule):
+        a delay after the first join, extended while members kept joining, within the rebalance
+        timeout."""
+        delay_step = self.timers.initial_rebalance_delay
+        delay = delay_step
+        remaining = max(self.timers.rebalance_timeout - delay_step, 0.0)
+        check = first + delay
+        pending = sorted(later)
+        index = 0
+        while True:
+            added = False
+            while index < len(pending) and pending[index] <= check:
+                added, index = True, index + 1
+            if not (added and remaining != 0):
+                return check
+            new_delay = min(delay_step, remaining)
+            remaining = max(remaining - delay, 0.0)
+            delay = new_delay
+            check += new_delay
+
+    # --- the session -----------------------------------------------------------------------
+
+    def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
+        """The group is now `queues` x `consumers` (StrategySession)."""
+        return self.change(queues, consumers)
+
+    def _owners(self) -> dict[Any, list[Any]]:
+        return {member: sorted(self.owned[member]) for member in sorted(self.owned)}
+
+    def change(
+        self,
+        queues: Iterable[Any],
+        consumers: Iterable[Any],
+        *,
+        crashed: Iterable[Any] = (),
+        slow: Mapping[Any, float] | None = None,
+    ) -> ProtocolRun:
+        """The group is now `queues` x `consumers` as of the session's clock; the members of
+        `crashed` (gone from `consumers`) crashed, the others that went left as `departures`
+        says; `slow` adds to `slow_members` for this change. Runs until the group is quiet."""
+        sorted_queues = sorted_distinct_ids(queues, "queue")
+        sorted_consumers = sorted_distinct_ids(consumers, "consumer")
+        crashed_members = set(crashed)
+        for member in crashed_members:
+            if member not in self.owned or member in sorted_consumers:
+                raise ValueError(f"crashed member {member!r} is not a member that left")
+        remaining = [member for member in sorted_consumers if member in self.owned]
+        lateness = checked_lateness(
+            {**self.slow_members, **(slow or {})} if (slow or self.slow_members) else None,
+            remaining,
+            self.timers.rebalance_timeout,
+            self.timers.heartbeat_interval,
+        )
+        same = sorted_queues == self.queues and sorted_consumers == sorted(self.owned)
+        if self._quiet and same:
+            return quiet_run(self._owners(), None)
+        start = self.now
+        self._draw_phases(start)
+        queue_set = set(sorted_queues)
+        metadata_changed = queue_set != set(self.queues)
+        for member in self.owned:
+            self.owned[member] &= queue_set
+        consuming: dict[Any, set[Any]] = {queue: set() for queue in sorted_queues}
+        for member, owned in self.owned.items():
+            for queue in owned:
+                consuming[queue].add(member)
+        ledger = OwnershipLedger(start, consuming)
+        timed_out: list[float] = []  # when the coordinator learns of each departure
+        told_at_once = False
+        for member in [member for member in self.owned if member not in sorted_consumers]:
+            for queue in sorted(self.owned.pop(member)):
+                ledger.stop(start, member, queue, revoked=False)
+            crash = member in crashed_members or self.departures == "crash"
+            if crash or self.static_membership:
+                timed_out.append(self.last_heartbeat(member, start) + self.timers.session_timeout)
+            else:
+                told_at_once = True
+            del self.phase[member]
+            del self.join_order[member]
+        joined = [member for member in sorted_consumers if member not in self.owned]
+        for member in joined:
+            self.owned[member] = set()
+            self.phase[member] = start
+            self.join_order[member] = self._joins
+            self._joins += 1
+        self.queues = sorted_queues
+        if not sorted_consumers:
+            self._quiet = True
+            return self._run(ledger, start, 0, 0, 0, True)
+        # who joins of its own accord, and when: new members now, the leader on new metadata
+        own_join = {member: start for member in joined}
+        triggers = [*timed_out]
+        if joined or told_at_once:
+            triggers.append(start)
+        if metadata_changed and remaining:
+            leader = min(remaining, key=self.join_order.__getitem__)
+            if self.heartbeat_phases == "random":
+                refresh = start + self.rng.random() * self.timers.metadata_max_age
+            else:
+                refresh = start + self.timers.metadata_max_age
+            own_join[leader] = min(own_join.get(leader, math.inf), refresh)
+            triggers.append(refresh)
+        if not triggers:  # nothing new, but the last rebalance did not settle: all rejoin
+            triggers.append(start)
+            own_join.update({member: start for member in sorted_consumers})
+        initial = not remaining and not timed_out
+        trigger = min(triggers)
+        busy = {member: start + lateness.get(member, 0.0) for member in sorted_consumers}
+        rounds = releases = steps = 0
+        end = start
+        converged = False
+        while rounds < self.max_rounds:
+            rounds += 1
+            joins = {
+                member: max(
+                    min(own_join.get(member, math.inf), self.next_heartbeat(member, trigger)),
+                    busy[member],
+                )
+                for member in sorted_consumers
+            }
+            if initial:
+                first, *later = sorted(joins.values())
+                end = max(self._initial_join_end(first, later), max(joins.values()))
+            else:
+                end = max([*joins.values(), *timed_out])
+            initial, timed_out = False, []
+            previous = {member: sorted(self.owned[member]) for member in sorted_consumers}
+            if self.protocol == "eager":
+                for member in sorted_consumers:
+                    for queue in previous[member]:
+                        ledger.stop(joins[member], member, queue, revoked=True)
+                    releases += len(previous[member])
+            target = planned(self.assignor, sorted_queues, sorted_consumers, previous)
+            revokers, handed = self._sync(ledger, end, target, previous)
+            steps += handed
+            for member in sorted_consumers:
+                self.phase[member] = end  # the heartbeat timer restarts at the sync
+            if not revokers:
+                converged = True
+                break
+            releases += sum(revokers.values())
+            trigger = end
+            own_join = dict.fromkeys(revokers, end)
+        self.now = end
+        self._quiet = converged
+        return self._run(ledger, end, releases, steps, rounds, converged)
+
+    def _sync(
+        self,
+        ledger: OwnershipLedger,
+        now: float,
+        target: dict[Any, set[Any]],
+        previous: dict[Any, list[Any]],
+    ) -> tuple[dict[Any, int], int]:
+        """Hand out `target` at `now`; under the cooperative protocol, withhold what another
+        member still owns and have the owners revoke it. Returns (member -> partitions it
+        revoked, partitions handed to a member that did not consume them)."""
+        revokers: dict[Any, int] = {}
+        handed = 0
+        if self.protocol == "eager":
+            for member in sorted(target):
+                for queue in sorted(target[member]):
+                    ledger.begin(now, member, queue)
+                self.owned[member] = set(target[member])
+                handed += len(target[member])
+            return revokers, handed
+        owner_before = {queue: member for member, owned in previous.items() for queue in owned}
+        for member in sorted(target):
+            owned = set(previous[member])
+            revoked = owned - target[member]
+            gained = {queue for queue in target[member] - owned if queue not in owner_before}
+            for queue in sorted(revoked):
+                ledger.stop(now, member, queue, revoked=True)
+            for queue in sorted(gained):
+                ledger.begin(now, member, queue)
+            self.owned[member] = (owned - revoked) | gained
+            handed += len(gained)
+            if revoked:
+                revokers[member] = len(revoked)
+        return revokers, handed
+
+    def _run(
+        self,
+        ledger: OwnershipLedger,
+        end: float,
+        releases: int,
+        steps: int,
+        rounds: int,
+        converged: bool,
+    ) -> ProtocolRun:
+        totals = ledger.finish(end)
+        return ProtocolRun(
+            owners=self._owners(),
+            releases=releases,
+            steps=steps,
+            rounds=rounds,
+            converged=converged,
+            queues_paused=totals.queues_paused,
+            seconds_to_balance=totals.seconds_to_balance,
+            queue_seconds_unowned=totals.queue_seconds_unowned,
+            queue_seconds_doubly_owned=totals.queue_seconds_doubly_owned,
+            queue_seconds_paused=totals.queue_seconds_paused,
+        )
+
+    def restart(
+        self,
+        members: Iterable[Any],
+        down_seconds: float,
+        *,
+        slow: Mapping[Any, float] | None = None,
+    ) -> ProtocolRun:
+        """`members` (a batch of a rolling restart) close now and start again `down_seconds`
+        later under their ids. Static members back within the session timeout take their
+        assignment back with no rebalance; otherwise a leave, then a join (added up)."""
+        batch = sorted_distinct_ids(members, "member")
+        for member in batch:
+            if member not in self.owned:
+                raise ValueError(f"restarted member {member!r} is not a member of the group")
+        if isinstance(down_seconds, bool) or not isinstance(down_seconds, int | float):
+            raise TypeError(f"down_seconds must be seconds, not {down_seconds!r}")
+        if not (math.isfinite(down_seconds) and down_seconds >= 0):
+            raise ValueError(f"down_seconds must be finite and >= 0, not {down_seconds!r}")
+        start = self.now
+        everyone = sorted(self.owned)
+        if self.static_membership and down_seconds < self.timers.session_timeout:
+            consuming: dict[Any, set[Any]] = {queue: set() for queue in self.queues}
+            for member, owned in self.owned.items():
+                for queue in owned:
+                    consuming[queue].add(member)
+            ledger = OwnershipLedger(start, consuming)
+            back = start + down_seconds
+            for member in batch:
+                for queue in sorted(self.owned[member]):
+                    ledger.stop(start, member, queue, revoked=False)
+                    ledger.begin(back, member, queue)
+                self.phase[member] = back
+            self.now = back
+            return self._run(ledger, back, 0, 0, 0, self._quiet)
+        leaving = self.change(self.queues, [m for m in everyone if m not in batch], slow=slow)
+        rejoin_at = max(self.now, start + down_seconds)
+        self.now = rejoin_at
+        back_run = self.change(self.queues, everyone)
+        return added_up(leaving, back_run, rejoin_at - start)
+
+
+def eager_session(assignor: AssignFunction, **options: Any) -> ClassicSession:
+    """A classic group under the eager protocol (every member revokes all at every rebalance)."""
+    return ClassicSession(assignor, protocol="eager", **options)
+
+
+def cooperative_session(assignor: AssignFunction, **options: Any) -> ClassicSession:
+    """A classic group under the cooperative protocol (KIP-429)."""
+    return ClassicSession(assignor, protocol="cooperative", **options)

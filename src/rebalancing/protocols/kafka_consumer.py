@@ -1,0 +1,493 @@
+"""Kafka's consumer group protocol (KIP-848) as a session in seconds, over a server-side
+assignor function of the contract (the broker's `uniform` or `range`; any sticky function).
+
+Read from apache/kafka at commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (4.0.0-SNAPSHOT):
+group-coordinator's modern/consumer/CurrentAssignmentBuilder (the reconciliation: `build`,
+`computeNextAssignment`, `ownsRevokedPartitions`) and modern/MemberState (STABLE,
+UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS), GroupMetadataManager (`consumerGroupHeartbeat`:
+the group epoch bumped by a membership or metadata change, the target assignment recomputed on
+the next heartbeat when the group epoch is ahead of it; a leave with epoch -1, a static
+member's temporary leave with epoch -2 that keeps its assignment for the session timeout), and
+the client's consumer/internals/MemberState (ACKNOWLEDGING: once a member has reconciled, its
+next heartbeat goes at once, not at the interval); timers: kafka_timers.
+
+The model, per change at the session's clock t0:
+
+- A member heartbeats every `group.consumer.heartbeat.interval.ms`, and at once when it joins,
+  leaves, or has just reconciled (the acknowledgement). Each heartbeat reports the partitions
+  the member consumes; the coordinator bumps the group epoch on a join, a leave, a member timed
+  out, or (at the next heartbeat of any member) partitions added or removed, computes the
+  target assignment with the assignor (sticky to the current target) on the first heartbeat of
+  a newer epoch, and runs the member's state through CurrentAssignmentBuilder (ported as
+  `next_member_state`): a partition it must give up puts it in UNREVOKED_PARTITIONS until a
+  heartbeat no longer reports it; a partition still held by another member (its epoch not -1)
+  is withheld (UNRELEASED_PARTITIONS) until a later heartbeat of this member finds it free.
+- The member reconciles to the assignment in the response at its next poll (at once, or when a
+  slow member's poll loop is done: `slow_members`, seconds from the change on): it stops
+  consuming what it gave up, starts consuming what it got, and acknowledges at once.
+- So there is no barrier: a slow member delays only the partitions it must release, and only
+  the members that wait for those; and a partition is never consumed by two members at once,
+  because the coordinator hands it out only once its owner's heartbeat no longer reports it (or
+  the owner was removed). The session raises AssertionError if the coordinator's records ever
+  held one partition for two members, and `most_consumers()` tells the most members that
+  consumed one partition at once in the last rebalance (the tests check it is 1).
+- A graceful leave frees the member's partitions at once; a crash frees them when the session
+  times out (`group.consumer.session.timeout.ms` after the member's last heartbeat); a static
+  member (KIP-345) leaving for good is timed out the same way, from its leave. A static member
+  restarting within the session timeout (`restart`) takes back its assignment: nothing moves.
+- The members' heartbeat phases at a change are drawn from `random.Random(seed)` (sorted member
+  order), or kept on each member's grid ("synced"). Network and assignor time are zero.
+- Not modelled: a member that misses the rebalance timeout (refused), assignment batching of
+  later versions, and a member fenced for a stale epoch.
+
+Scores per rebalance (ProtocolRun, ownership_ledger): seconds to balance, partition-seconds
+unowned, paused (revoked from a member that stays) and doubly owned (zero by the property
+above), `heartbeats` sent from the change until quiet, `rounds` the target assignments computed,
+`releases` the revocations, `steps` the partitions a member started consuming.
+Runtime complexity: per heartbeat O(|Q| / |C|) for the member's state plus the assignor's cost
+on a new epoch; a change settles within a few heartbeat intervals.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rebalancing.contract import AssignFunction, ProtocolRun, sorted_distinct_ids
+from rebalancing.protocols.kafka_common import (
+    Departures,
+    HeartbeatPhases,
+    added_up,
+    check_options,
+    checked_lateness,
+    planned,
+    quiet_run,
+)
+from rebalancing.protocols.kafka_timers import ConsumerTimers
+from rebalancing.protocols.ownership_ledger import OwnershipLedger
+
+MemberStateName = Literal["STABLE", "UNREVOKED_PARTITIONS", "UNRELEASED_PARTITIONS"]
+
+_RECONCILE, _HEARTBEAT, _EXPIRE = 0, 1, 2
+"""Event priorities at one instant: a reconciliation before the acknowledgement it sends."""
+
+
+@dataclass(frozen=True)
+class MemberRecord:
+    """The coordinator's record of a member (ConsumerGroupMember's assignment part)."""
+
+    state: MemberStateName = "STABLE"
+    epoch: int = 0
+    assigned: frozenset[Any] = frozenset()
+    pending_revocation: frozenset[Any] = frozenset()
+
+
+def next_member_state(
+    member: Any,
+    record: MemberRecord,
+    target_epoch: int,
+    target: frozenset[Any],
+    owner_of: Mapping[Any, Any],
+    reported: frozenset[Any],
+) -> MemberRecord:
+    """CurrentAssignmentBuilder.build: `record` moved towards `target` (of `target_epoch`),
+    given who holds each partition (`owner_of`: the coordinator's records, the member's own
+    included) and the partitions the member's heartbeat reports."""
+    if record.state == "STABLE":
+        if record.epoch == target_epoch:
+            return record
+        return _next_assignment(
+            member, record, record.epoch, target_epoch, target, owner_of, reported
+        )
+    if record.state == "UNREVOKED_PARTITIONS":
+        if reported & record.pending_revocation:
+            return record
+        return _next_assignment(
+            member, record, record.epoch + 1, target_epoch, target, owner_of, reported
+        )
+    return _next_assignment(member, record, record.epoch, target_epoch, target, owner_of, reported)
+
+
+def _next_assignment(
+    member: Any,
+    record: MemberRecord,
+    epoch: int,
+    target_epoch: int,
+    target: frozenset[Any],
+    owner_of: Mapping[Any, Any],
+    reported: frozenset[Any],
+) -> MemberRecord:
+    """CurrentAssignmentBuilder.computeNextAssignment."""
+    del member  # the member's own records count as held, as the partition epochs do in Kafka
+    kept = record.assigned & target
+    to_revoke = record.assigned - kept
+    to_assign = target - kept
+    unreleased = frozenset(queue for queue in to_assign if queue in owner_of)
+    to_assign -= unreleased
+    if to_revoke and reported & to_revoke:
+        return MemberRecord("UNREVOKED_PARTITIONS", epoch, kept, to_revoke)
+    if to_assign:
+        state: MemberStateName = "UNRELEASED_PARTITIONS" if unreleased else "STABLE"
+        return MemberRecord(state, target_epoch, kept | to_assign)
+    if unreleased:
+        return MemberRecord("UNRELEASED_PARTITIONS", target_epoch, kept)
+    return MemberRecord("STABLE", target_epoch, kept)
+
+
+@dataclass
+class _Client:
+    """A live consumer: what it consumes, what its last response assigned it, its heartbeat
+    timer (a token that makes older scheduled heartbeats void) and its poll loop."""
+
+    owned: set[Any] = field(default_factory=set)
+    desired: set[Any] = field(default_factory=set)
+    last_sent: float = 0.0
+    token: int = 0
+    reconciling: bool = False
+    busy_until: float = 0.0
+
+
+class ConsumerSession:
+    """One consumer group under the consumer protocol across rebalances (the module docstring
+    says how). `rebalance`, `change` and `restart` as ClassicSession's."""
+
+    def __init__(
+        self,
+        assignor: AssignFunction,
+        *,
+        timers: ConsumerTimers | None = None,
+        seed: int = 0,
+        static_membership: bool = False,
+        departures: Departures = "graceful",
+        slow_members: Mapping[Any, float] | None = None,
+        heartbeat_phases: HeartbeatPhases = "random",
+        max_events: int | None = None,
+    ) -> None:
+        if not callable(assignor):
+            raise TypeError(f"assignor must be an assign function, not {assignor!r}")
+        check_options(departures, heartbeat_phases, 1)
+        self.assignor = assignor
+        self.timers = timers if timers is not None else ConsumerTimers()
+        if not isinstance(self.timers, ConsumerTimers):
+            raise TypeError(f"timers must be ConsumerTimers, not {timers!r}")
+        self.rng = random.Random(seed)
+        self.static_membership = static_membership
+        self.departures = departures
+        self.slow_members = dict(slow_members or {})
+        self.heartbeat_phases = heartbeat_phases
+        self.max_events = max_events
+        self.now = 0.0
+        self.queues: list[Any] = []
+        self.clients: dict[Any, _Client] = {}
+        self.records: dict[Any, MemberRecord] = {}  # the coordinator's members
+        self.owner_of: dict[Any, Any] = {}  # partition -> member whose record holds it
+        self.group_epoch = 0
+        self.target_epoch = 0
+        self.target: dict[Any, frozenset[Any]] = {}
+        self.metadata_stale = False
+        self._events: list[tuple[float, int, int, Any, int]] = []
+        self._sequence = itertools.count()
+        self._expiring: dict[Any, float] = {}  # gone members the coordinator still holds
+        self._quiet = False
+        self._ledger = OwnershipLedger(0.0, {})
+        self._counts = [0, 0, 0, 0]  # heartbeats, targets computed, releases, steps
+
+    # --- the coordinator -------------------------------------------------------------------
+
+    def _set_record(self, member: Any, record: MemberRecord | None) -> None:
+        old = self.records.get(member)
+        if old is not None:
+            for queue in old.assigned | old.pending_revocation:
+                if self.owner_of.get(queue) == member:
+                    del self.owner_of[queue]
+        if record is None:
+            self.records.pop(member, None)
+            return
+        for queue in record.assigned | record.pending_revocation:
+            holder = self.owner_of.get(queue)
+            if holder is not None and holder != member:
+                raise AssertionError(
+                    f"partition {queue!r} given to {member!r} while {holder!r} holds it"
+                )
+            self.owner_of[queue] = member
+        self.records[member] = record
+
+    def _remove_member(self, member: Any) -> None:
+        self._set_record(member, None)
+        self.target.pop(member, None)
+        self.group_epoch += 1
+
+    def _heartbeat(self, member: Any, now: float) -> None:
+        client = self.clients[member]
+        self._counts[0] += 1
+        client.last_sent = now
+        client.token += 1
+        self._push(now + self.timers.heartbeat_interval, _HEARTBEAT, member, client.token)
+        if member not in self.records:  # a join
+            self._set_record(member, MemberRecord())
+            self.group_epoch += 1
+        if self.metadata_stale:
+            self.metadata_stale = False
+            self.group_epoch += 1
+        if self.group_epoch > self.target_epoch:
+            members = sorted(self.records)
+            previous = {
+                other: sorted(self.target.get(other, frozenset()) & set(self.queues))
+                for other in members
+            }
+            plan = planned(self.assignor, self.queues, members, previous)
+            self.target = {other: frozenset(plan[other]) for other in members}
+            self.target_epoch = self.group_epoch
+            self._counts[1] += 1
+        record = next_member_state(
+            member,
+            self.records[member],
+            self.target_epoch,
+            self.target[member],
+            self.owner_of,
+            frozenset(client.owned),
+        )
+        self._set_record(member, record)
+        client.desired = set(record.assigned)
+        if client.desired != client.owned and not client.reconciling:
+            client.reconciling = True
+            self._push(max(now, client.busy_until), _RECONCILE, member, 0)
+
+    def _reconcile(self, member: Any, now: float) -> None:
+        client = self.clients[member]
+        client.reconciling = False
+        for queue in sorted(client.owned - client.desired):
+            self._ledger.stop(now, member, queue, revoked=True)
+            self._counts[2] += 1
+        for queue in sorted(client.desired - client.owned):
+            self._ledger.begin(now, member, queue)
+            self._counts[3] += 1
+        client.owned = set(client.desired)
+        self._heartbeat(member, now)  # the acknowledgement goes at once
+
+    # --- the simulation --------------------------------------------------------------------
+
+    def _push(self, time: float, priority: int, member: Any, token: int) -> None:
+        heapq.heappush(self._events, (time, priority, next(self._sequence), member, token))
+
+    def _settled(self) -> bool:
+        if self._expiring or any(client.reconciling for client in self.clients.values()):
+            return False
+        if any(member not in self.records for member in self.clients):
+            return False  # a join not yet seen by the coordinator
+        if not self.records:
+            return True
+        if self.metadata_stale or self.group_epoch != self.target_epoch:
+            return False
+        return all(
+            record.state == "STABLE"
+            and record.epoch == self.target_epoch
+            and self.clients[member].owned == record.assigned
+            for member, record in self.records.items()
+        )
+
+    def _owners(self) -> dict[Any, list[Any]]:
+        return {member: sorted(self.clients[member].owned) for member in sorted(self.clients)}
+
+    def _next_regular(self, client: _Client, after: float) -> float:
+        interval = self.timers.heartbeat_interval
+        if self.heartbeat_phases == "random":
+            return after + (1.0 - self.rng.random()) * interval
+        beats = math.floor((after - client.last_sent) / interval) + 1
+        return client.last_sent + beats * interval
+
+    def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
+        """The group is now `queues` x `consumers` (StrategySession)."""
+        return self.change(queues, consumers)
+
+    def change(
+        self,
+        queues: Iterable[Any],
+        consumers: Iterable[Any],
+        *,
+        crashed: Iterable[Any] = (),
+        slow: Mapping[Any, float] | None = None,
+    ) -> ProtocolRun:
+        """As ClassicSession.change: the group is now `queues` x `consumers`; run until
+        every member is STABLE on the newest target and consumes what it is assigned."""
+        sorted_queues = sorted_distinct_ids(queues, "queue")
+        sorted_consumers = sorted_distinct_ids(consumers, "consumer")
+        crashed_members = set(crashed)
+        for member in crashed_members:
+            if member not in self.clients or member in sorted_consumers:
+                raise ValueError(f"crashed member {member!r} is not a member that left")
+        remaining = [member for member in sorted_consumers if member in self.clients]
+        lateness = checked_lateness(
+            {**self.slow_members, **(slow or {})} if (slow or self.slow_members) else None,
+            remaining,
+            self.timers.rebalance_timeout,
+            0.0,
+        )
+        if (
+            self._quiet
+            and sorted_queues == self.queues
+            and sorted_consumers == sorted(self.clients)
+        ):
+            return quiet_run(self._owners(), 0)
+        start = self.now
+        self._events = []
+        for member, time in self._expiring.items():  # left by a run cut short
+            self._push(time, _EXPIRE, member, 0)
+        self._counts = [0, 0, 0, 0]
+        queue_set = set(sorted_queues)
+        if queue_set != set(self.queues):
+            self.metadata_stale = True
+        for member in list(self.records):  # removed partitions leave every record
+            record = self.records[member]
+            self._set_record(
+                member,
+                MemberRecord(
+                    record.state,
+                    record.epoch,
+                    record.assigned & queue_set,
+                    record.pending_revocation & queue_set,
+                ),
+            )
+        for client in self.clients.values():
+            client.owned &= queue_set
+            client.desired &= queue_set
+        self.queues = sorted_queues
+        consuming: dict[Any, set[Any]] = {queue: set() for queue in sorted_queues}
+        for member, client in self.clients.items():
+            for queue in client.owned:
+                consuming[queue].add(member)
+        self._ledger = ledger = OwnershipLedger(start, consuming)
+        for member in sorted(self.clients):
+            if member in sorted_consumers:
+                continue
+            client = self.clients.pop(member)
+            for queue in sorted(client.owned):
+                ledger.stop(start, member, queue, revoked=False)
+            crash = member in crashed_members or self.departures == "crash"
+            if crash:  # its last heartbeat: one interval before the next it would have sent
+                last = self._next_regular(client, start) - self.timers.heartbeat_interval
+                self._expire_at(member, last + self.timers.session_timeout)
+            elif self.static_membership:  # a temporary leave (epoch -2): kept till timed out
+                self._counts[0] += 1
+                self._expire_at(member, start + self.timers.session_timeout)
+            else:  # a leave (epoch -1)
+                self._counts[0] += 1
+                self._remove_member(member)
+        for member in sorted_consumers:
+            present = self.clients.get(member)
+            if present is None:
+                self.clients[member] = _Client(last_sent=start)
+                self._push(start, _HEARTBEAT, member, 0)
+            else:
+                client = present
+                client.busy_until = start + lateness.get(member, 0.0)
+                client.token += 1
+                self._push(self._next_regular(client, start), _HEARTBEAT, member, client.token)
+        return self._settle(start)
+
+    def _expire_at(self, member: Any, time: float) -> None:
+        if member in self.records:
+            self._expiring[member] = time
+            self._push(time, _EXPIRE, member, 0)
+
+    def _settle(self, start: float) -> ProtocolRun:
+        bound = self.max_events
+        if bound is None:
+            bound = 10_000 + 200 * (len(self.queues) + len(self.clients))
+        events = 0
+        converged = True
+        while not self._settled():
+            if events >= bound or not self._events:
+                converged = False
+                break
+            time, priority, _, member, token = heapq.heappop(self._events)
+            events += 1
+            self.now = time
+            if priority == _EXPIRE:
+                if self._expiring.get(member) == time:
+                    del self._expiring[member]
+                    self._remove_member(member)
+            elif member not in self.clients:
+                continue
+            elif priority == _RECONCILE:
+                self._reconcile(member, time)
+            elif token == self.clients[member].token or token == 0:
+                self._heartbeat(member, time)
+        self._quiet = converged
+        totals = self._ledger.finish(self.now)
+        heartbeats, targets, releases, steps = self._counts
+        return ProtocolRun(
+            owners=self._owners(),
+            releases=releases,
+            steps=steps,
+            rounds=targets,
+            converged=converged,
+            queues_paused=totals.queues_paused,
+            seconds_to_balance=totals.seconds_to_balance,
+            queue_seconds_unowned=totals.queue_seconds_unowned,
+            queue_seconds_doubly_owned=totals.queue_seconds_doubly_owned,
+            queue_seconds_paused=totals.queue_seconds_paused,
+            heartbeats=heartbeats,
+        )
+
+    def most_consumers(self) -> int:
+        """The most members that consumed one partition at once in the last rebalance."""
+        return self._ledger.finish(self.now).most_consumers
+
+    def restart(
+        self,
+        members: Iterable[Any],
+        down_seconds: float,
+        *,
+        slow: Mapping[Any, float] | None = None,
+    ) -> ProtocolRun:
+        """As ClassicSession.restart: a static member back within the session timeout takes
+        back its assignment (its record was kept); otherwise a leave, then a join."""
+        batch = sorted_distinct_ids(members, "member")
+        for member in batch:
+            if member not in self.clients:
+                raise ValueError(f"restarted member {member!r} is not a member of the group")
+        if isinstance(down_seconds, bool) or not isinstance(down_seconds, int | float):
+            raise TypeError(f"down_seconds must be seconds, not {down_seconds!r}")
+        if not (math.isfinite(down_seconds) and down_seconds >= 0):
+            raise ValueError(f"down_seconds must be finite and >= 0, not {down_seconds!r}")
+        start = self.now
+        everyone = sorted(self.clients)
+        if self.static_membership and down_seconds < self.timers.session_timeout:
+            consuming: dict[Any, set[Any]] = {queue: set() for queue in self.queues}
+            for member, client in self.clients.items():
+                for queue in client.owned:
+                    consuming[queue].add(member)
+            self._ledger = ledger = OwnershipLedger(start, consuming)
+            back = start + down_seconds
+            for member in batch:
+                client = self.clients[member]
+                for queue in sorted(client.owned):
+                    ledger.stop(start, member, queue, revoked=False)
+                    ledger.begin(back, member, queue)
+                client.last_sent = back
+            self.now = back
+            totals = ledger.finish(back)
+            return ProtocolRun(
+                owners=self._owners(),
+                releases=0,
+                steps=0,
+                rounds=0,
+                converged=self._quiet,
+                queues_paused=0,
+                seconds_to_balance=totals.seconds_to_balance,
+                queue_seconds_unowned=totals.queue_seconds_unowned,
+                queue_seconds_doubly_owned=totals.queue_seconds_doubly_owned,
+                queue_seconds_paused=0.0,
+                heartbeats=3 * len(batch),  # the leave, the rejoin, the acknowledgement
+            )
+        leaving = self.change(self.queues, [m for m in everyone if m not in batch], slow=slow)
+        rejoin_at = max(self.now, start + down_seconds)
+        self.now = rejoin_at
+        back_run = self.change(self.queues, everyone)
+        return added_up(leaving, back_run, rejoin_at - start)

@@ -1,0 +1,1 @@
+"""Tests of Kafka's group protocols as sessions in seconds."""
