@@ -78,6 +78,14 @@ PROMISES: Mapping[str, str] = {
         "where every zone holds k consumers and k x m queues (each queue in one zone), every "
         "queue is read in its own zone (KIP-881's rack matching, when balance allows it all)"
     ),
+    "zone_matching_per_topic": (
+        "zone_matching within each topic's range: where every zone holds k consumers and, of "
+        "each topic, k x m queues (m per topic; each queue in one zone; topics of as many "
+        "queues laid out alike, the p-th of each in one zone), every queue is read in its own "
+        "zone. A queue's topic is the first item of a tuple id of two or more items; every "
+        "other id is of one topic (Kafka's range rule: each topic balanced on its own first). "
+        "zone_matching implies it"
+    ),
     "bounded_load": (
         "max over consumers of load / capacity <= total weight / total capacity + heaviest "
         "weight / smallest capacity (mean + heaviest without capacities)"
