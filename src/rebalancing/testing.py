@@ -856,8 +856,9 @@ def _rejects_bad_numbers(
 
 
 def check_rejects_bad_weights(assign: AssignFunction) -> None:
-    """A weight that is negative, NaN, infinite, not a real number, or missing for a queue of
-    the group is an error naming the queue."""
+    """A weight that is negative, NaN, infinite, past the largest float, not a real number, or
+    missing for a queue of the group is an error naming the queue; weights whose sum is past
+    the largest float an error naming them."""
     good = {"q1": 1.0, "q2": 2}
     cases: list[tuple[Any, type, list[str]]] = [
         ({**good, "q2": -1}, ValueError, ["'q2'", "-1"]),
@@ -866,13 +867,16 @@ def check_rejects_bad_weights(assign: AssignFunction) -> None:
         ({**good, "q1": "heavy"}, TypeError, ["'q1'", "'heavy'"]),
         ({**good, "q1": True}, TypeError, ["'q1'", "True"]),
         ({"q1": 1.0}, ValueError, ["'q2'"]),
+        ({**good, "q2": 10**400}, ValueError, ["'q2'"]),  # past the largest float
+        ({"q1": 1e308, "q2": 1e308}, ValueError, ["weights", "sum"]),  # each finite, not the sum
     ]
     _rejects_bad_numbers(assign, "rejects_bad_weights", "weights", cases)
 
 
 def check_rejects_bad_capacities(assign: AssignFunction) -> None:
-    """A capacity that is 0, negative, NaN, infinite or missing for a member is an error naming
-    the member."""
+    """A capacity that is 0, negative, NaN, infinite, past the largest float, so small that a load
+    over it is, or missing for a member is an error naming the member; capacities whose sum is
+    past the largest float an error naming them."""
     good = {"c1": 1.0, "c2": 2}
     cases: list[tuple[Any, type, list[str]]] = [
         ({**good, "c2": 0}, ValueError, ["'c2'", "0"]),
@@ -880,6 +884,9 @@ def check_rejects_bad_capacities(assign: AssignFunction) -> None:
         ({**good, "c1": math.nan}, ValueError, ["'c1'", "nan"]),
         ({**good, "c2": math.inf}, ValueError, ["'c2'", "inf"]),
         ({"c1": 1.0}, ValueError, ["'c2'"]),
+        ({**good, "c1": 10**400}, ValueError, ["'c1'"]),
+        ({"c1": 1e308, "c2": 1e308}, ValueError, ["capacities", "sum"]),
+        ({**good, "c1": 5e-324}, ValueError, ["'c1'", "5e-324"]),  # a load over it: past a float
     ]
     _rejects_bad_numbers(assign, "rejects_bad_capacities", "capacities", cases)
 
