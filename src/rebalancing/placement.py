@@ -44,6 +44,9 @@ Rules, the same for every strategy (`check_placement` applies them; errors name 
   real number (not a bool), finite and >= 0.
 - `capacities`: every member needs one, finite and > 0. A consumer's load is the sum of its
   queues' weights; with capacities, strategies balance load / capacity.
+- Sums stay floats: the total weight, the total capacity and the total weight over the smallest
+  capacity must be finite (weights of 1e308 are each finite, their sum is not), else a
+  ValueError names them (`check_load_scale`); only ratios matter, so scale them.
 - Without weights every queue weighs 1; without capacities every consumer has capacity 1.
 
 Runtime complexity: O(|Q| + |C| + size of the maps given), plus sorting the distinct zones.
@@ -52,6 +55,7 @@ Runtime complexity: O(|Q| + |C| + size of the maps given), plus sorting the dist
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from numbers import Real
@@ -77,6 +81,14 @@ PROMISES: Mapping[str, str] = {
     "zone_matching": (
         "where every zone holds k consumers and k x m queues (each queue in one zone), every "
         "queue is read in its own zone (KIP-881's rack matching, when balance allows it all)"
+    ),
+    "zone_matching_per_topic": (
+        "zone_matching within each topic's range: where every zone holds k consumers and, of "
+        "each topic, k x m queues (m per topic; each queue in one zone; topics of as many "
+        "queues laid out alike, the p-th of each in one zone), every queue is read in its own "
+        "zone. A queue's topic is the first item of a tuple id of two or more items; every "
+        "other id is of one topic (Kafka's range rule: each topic balanced on its own first). "
+        "zone_matching implies it"
     ),
     "bounded_load": (
         "max over consumers of load / capacity <= total weight / total capacity + heaviest "
@@ -168,6 +180,7 @@ def check_placement(
         checked_capacities = _numbers_for_every(
             capacities, group.consumers, "capacities", "consumer", "capacity", positive=True
         )
+    check_load_scale(checked_weights, checked_capacities, len(group.queues))
     return Placement(
         consumer_zone,
         replica_zones,
@@ -175,6 +188,46 @@ def check_placement(
         checked_capacities,
         tuple(sorted_distinct_ids(zones, "zone")) if zones else (),
     )
+
+
+def check_load_scale(
+    weights: Mapping[Any, float] | None,
+    capacities: Mapping[Any, float] | None,
+    queue_count: int | None = None,
+) -> None:
+    """ValueError unless the total weight, the total capacity and the total weight over the
+    smallest capacity are finite floats: every load, load / capacity, fair share and bound that
+    a strategy or a score computes from checked weights (each finite) and capacities is at most
+    one of those, and past the largest float a sum becomes inf and a ratio NaN (weights of 1e308
+    each pass alone). Without weights each of `queue_count` queues weighs 1. Only the numbers'
+    ratios matter, so the remedy is to scale them."""
+    if weights is not None:
+        total = sum(weights.values())
+        if math.isinf(total):
+            heaviest = max(weights, key=weights.__getitem__)
+            raise ValueError(
+                f"weights sum past the largest float ({sys.float_info.max:.4g}; the heaviest is "
+                f"weights[{shortened_repr(heaviest)}] = {shortened_repr(weights[heaviest])}): "
+                "only their ratios matter, scale them down"
+            )
+    else:
+        total = float(queue_count or 0)
+    if not capacities:
+        return
+    if math.isinf(sum(capacities.values())):
+        largest = max(capacities, key=capacities.__getitem__)
+        raise ValueError(
+            f"capacities sum past the largest float ({sys.float_info.max:.4g}; the largest is "
+            f"capacities[{shortened_repr(largest)}] = {shortened_repr(capacities[largest])}): "
+            "only their ratios matter, scale them down"
+        )
+    smallest = min(capacities, key=capacities.__getitem__)
+    if math.isinf(total / capacities[smallest]):
+        raise ValueError(
+            f"capacities[{shortened_repr(smallest)}] is {shortened_repr(capacities[smallest])}: "
+            f"the total weight ({total:.4g}) over it is past the largest float; scale the "
+            "capacities up or the weights down"
+        )
 
 
 def _require_mapping(value: object, name: str, shape: str) -> None:
@@ -251,8 +304,15 @@ def _numbers_for_every(
                 f"{where} is {shortened_repr(value)} ({type(value).__name__}): a {noun} is a "
                 "real number"
             )
-        number = float(value)
         bound = "> 0" if positive else ">= 0"
+        try:
+            number = float(value)
+        except OverflowError:  # an int past the largest float, 10**400
+            raise ValueError(
+                f"{where} is {shortened_repr(value)}: a {noun} is finite and {bound}, and that "
+                f"is past the largest float ({sys.float_info.max:.4g}); only ratios of {name} "
+                "matter, scale them down"
+            ) from None
         if not math.isfinite(number) or number < 0 or (positive and number == 0):
             raise ValueError(f"{where} is {shortened_repr(value)}: a {noun} is finite and {bound}")
         checked[identifier] = number

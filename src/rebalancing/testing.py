@@ -19,7 +19,8 @@ something about them (`promises`) gets more checks, chosen by `placement_checks(
 promises)`: every property again on groups that carry those inputs (`*_with_placement`), the
 errors for bad ones (`rejects_bad_*`), entries of departed ids ignored, zones that cannot matter
 changing nothing, and each declared promise (`promise_balanced`, `promise_zone_matching`,
-`promise_bounded_load`, as rebalancing.placement.PROMISES states them). `check_strategy` reads
+`promise_zone_matching_per_topic`, `promise_bounded_load`, as rebalancing.placement.PROMISES
+states them; the zone promises on groups of one topic and of several). `check_strategy` reads
 `uses` and `promises` from a registered Strategy, or takes them as arguments.
 
 Kept in one module: it is the conformance suite a user reads to know what their strategy must
@@ -38,6 +39,7 @@ import random
 import subprocess
 import sys
 import warnings
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
@@ -638,7 +640,8 @@ def placement_groups(uses: Collection[str], count: int = 120, seed: int = 2033) 
 
 def exact_fit_groups(count: int = 60, seed: int = 2034) -> list[Case]:
     """Groups where every zone holds k consumers and k x m queues, each queue in one zone and
-    every consumer in a zone: a balanced plan can read every queue in its zone."""
+    every consumer in a zone: a balanced plan can read every queue in its zone. A quarter are
+    of several topics ((topic, n) ids), spread over the zones without regard to topic."""
     rng = random.Random(seed)
     cases: list[Case] = []
     for number in range(count):
@@ -646,7 +649,7 @@ def exact_fit_groups(count: int = 60, seed: int = 2034) -> list[Case]:
         per_zone, per_consumer = rng.randint(1, 3), rng.randint(0, 3)
         consumers = [f"consumer-{index}" for index in rng.sample(range(99), per_zone * len(zones))]
         queue_count = per_zone * per_consumer * len(zones)
-        kind = number % 3
+        kind = number % 4
         numbers = rng.sample(range(10 * queue_count + 10), queue_count)
         queues: list[Any] = (
             numbers
@@ -654,21 +657,62 @@ def exact_fit_groups(count: int = 60, seed: int = 2034) -> list[Case]:
             else [f"q{value}" for value in numbers]
             if kind == 1
             else [("orders", value) for value in numbers]
+            if kind == 2
+            else [(f"topic-{value % 3}", value) for value in numbers]
         )
         zone_of_queue = [zone for zone in zones for _ in range(per_zone * per_consumer)]
         rng.shuffle(zone_of_queue)
         consumer_zones = dict(
             zip(consumers, [z for z in zones for _ in range(per_zone)], strict=True)
         )
-        previous: dict[Any, list[Any]] | None = None
-        if rng.random() < 0.7:
-            previous = {consumer: [] for consumer in consumers}
-            for queue in queues:
-                if rng.random() < 0.8:
-                    previous[rng.choice(consumers)].append(queue)
+        previous = _some_previous(rng, consumers, queues)
         queue_zones = {queue: [zone] for queue, zone in zip(queues, zone_of_queue, strict=True)}
         cases.append(Case(queues, consumers, previous, consumer_zones, queue_zones))
     return cases
+
+
+def exact_fit_topic_groups(count: int = 60, seed: int = 2035) -> list[Case]:
+    """Groups of one to three topics ((topic, partition) ids) where every zone holds k consumers
+    and, of each topic, k x m queues (m per topic), topics of as many partitions laid out alike
+    (partition p of each in one zone), every consumer in a zone: a plan balanced topic by topic
+    can read every queue in its zone (promise `zone_matching_per_topic`)."""
+    rng = random.Random(seed)
+    cases: list[Case] = []
+    for _ in range(count):
+        zones = _ZONE_NAMES[: rng.randint(1, 3)]
+        per_zone = rng.randint(1, 3)
+        consumers = [f"consumer-{index}" for index in rng.sample(range(99), per_zone * len(zones))]
+        consumer_zones = dict(
+            zip(consumers, [z for z in zones for _ in range(per_zone)], strict=True)
+        )
+        layouts: dict[int, list[str]] = {}  # partition count -> the zone of each partition
+        queue_zones: dict[Any, list[Any]] = {}
+        for topic in rng.sample(range(10), rng.randint(1, 3)):
+            per_consumer = rng.randint(0, 3)
+            size = per_zone * per_consumer * len(zones)
+            if size not in layouts:
+                layouts[size] = [zone for zone in zones for _ in range(per_zone * per_consumer)]
+                rng.shuffle(layouts[size])
+            for partition, zone in enumerate(layouts[size]):
+                queue_zones[(f"topic-{topic}", partition)] = [zone]
+        queues = list(queue_zones)
+        rng.shuffle(queues)
+        previous = _some_previous(rng, consumers, queues)
+        cases.append(Case(queues, consumers, previous, consumer_zones, queue_zones))
+    return cases
+
+
+def _some_previous(
+    rng: random.Random, consumers: list[Any], queues: list[Any]
+) -> dict[Any, list[Any]] | None:
+    """Most times a previous plan holding most queues, each with a consumer drawn from `rng`."""
+    if rng.random() >= 0.7:
+        return None
+    previous: dict[Any, list[Any]] = {consumer: [] for consumer in consumers}
+    for queue in queues:
+        if rng.random() < 0.8:
+            previous[rng.choice(consumers)].append(queue)
+    return previous
 
 
 def _counts(plan: Plan) -> list[int]:
@@ -685,7 +729,20 @@ def balanced(assign: AssignFunction, case: Case) -> None:
 
 
 def zone_matching(assign: AssignFunction, case: Case) -> None:
-    """Promise `zone_matching`: on an exact-fit group every queue is read in its zone."""
+    """Promise `zone_matching`: on an exact-fit group every queue is read in its zone (a group
+    that is not one, as shrinking may make, promises nothing)."""
+    if _exact_fit(case, per_topic=False):
+        _reads_every_queue_in_its_zone(assign, case)
+
+
+def zone_matching_per_topic(assign: AssignFunction, case: Case) -> None:
+    """Promise `zone_matching_per_topic`: on a group that fits exactly topic by topic (topics of
+    as many queues laid out alike) every queue is read in its zone."""
+    if _exact_fit(case, per_topic=True):
+        _reads_every_queue_in_its_zone(assign, case)
+
+
+def _reads_every_queue_in_its_zone(assign: AssignFunction, case: Case) -> None:
     plan = _call(assign, case)
     zones = case.consumer_zones or {}
     replicas = case.queue_zones or {}
@@ -696,6 +753,36 @@ def zone_matching(assign: AssignFunction, case: Case) -> None:
         if zones.get(consumer) not in replicas.get(queue, ())
     )
     _require(not away, f"queues read outside their zone (queue, consumer): {away}")
+
+
+def _exact_fit(case: Case, *, per_topic: bool) -> bool:
+    """Whether `case` is a group a zone promise speaks of: every consumer in a zone, k in each,
+    every queue in one of those zones, and each zone holding k x m queues (with `per_topic`, of
+    each topic, topics of as many queues with their p-th queues in one zone)."""
+    zone_of = case.consumer_zones or {}
+    members = Counter(zone_of.get(consumer) for consumer in case.consumers)
+    if None in members or len(set(members.values())) > 1:
+        return False
+    home: dict[Any, Any] = {}
+    for queue in case.queues:
+        held = {zone for zone in (case.queue_zones or {}).get(queue, ()) if zone is not None}
+        if len(held) != 1 or not held <= members.keys():
+            return False
+        (home[queue],) = held
+    topics: dict[Any, list[Any]] = {}
+    for queue in case.queues:
+        topic = queue[0] if per_topic and type(queue) is tuple and len(queue) >= 2 else None
+        topics.setdefault(topic, []).append(queue)
+    layouts: dict[int, list[Any]] = {}
+    for queues in topics.values():
+        in_zone = Counter(home[queue] for queue in queues)
+        counts = {in_zone[zone] for zone in members}
+        if len(counts) > 1 or counts.pop() % next(iter(members.values())):
+            return False
+        layout = [home[queue] for queue in sorted(queues)]
+        if per_topic and layouts.setdefault(len(queues), layout) != layout:
+            return False
+    return True
 
 
 def bounded_load(assign: AssignFunction, case: Case) -> None:
@@ -772,8 +859,9 @@ def _rejects_bad_numbers(
 
 
 def check_rejects_bad_weights(assign: AssignFunction) -> None:
-    """A weight that is negative, NaN, infinite, not a real number, or missing for a queue of
-    the group is an error naming the queue."""
+    """A weight that is negative, NaN, infinite, past the largest float, not a real number, or
+    missing for a queue of the group is an error naming the queue; weights whose sum is past
+    the largest float an error naming them."""
     good = {"q1": 1.0, "q2": 2}
     cases: list[tuple[Any, type, list[str]]] = [
         ({**good, "q2": -1}, ValueError, ["'q2'", "-1"]),
@@ -782,13 +870,16 @@ def check_rejects_bad_weights(assign: AssignFunction) -> None:
         ({**good, "q1": "heavy"}, TypeError, ["'q1'", "'heavy'"]),
         ({**good, "q1": True}, TypeError, ["'q1'", "True"]),
         ({"q1": 1.0}, ValueError, ["'q2'"]),
+        ({**good, "q2": 10**400}, ValueError, ["'q2'"]),  # past the largest float
+        ({"q1": 1e308, "q2": 1e308}, ValueError, ["weights", "sum"]),  # each finite, not the sum
     ]
     _rejects_bad_numbers(assign, "rejects_bad_weights", "weights", cases)
 
 
 def check_rejects_bad_capacities(assign: AssignFunction) -> None:
-    """A capacity that is 0, negative, NaN, infinite or missing for a member is an error naming
-    the member."""
+    """A capacity that is 0, negative, NaN, infinite, past the largest float, so small that a load
+    over it is, or missing for a member is an error naming the member; capacities whose sum is
+    past the largest float an error naming them."""
     good = {"c1": 1.0, "c2": 2}
     cases: list[tuple[Any, type, list[str]]] = [
         ({**good, "c2": 0}, ValueError, ["'c2'", "0"]),
@@ -796,6 +887,9 @@ def check_rejects_bad_capacities(assign: AssignFunction) -> None:
         ({**good, "c1": math.nan}, ValueError, ["'c1'", "nan"]),
         ({**good, "c2": math.inf}, ValueError, ["'c2'", "inf"]),
         ({"c1": 1.0}, ValueError, ["'c2'"]),
+        ({**good, "c1": 10**400}, ValueError, ["'c1'"]),
+        ({"c1": 1e308, "c2": 1e308}, ValueError, ["capacities", "sum"]),
+        ({**good, "c1": 5e-324}, ValueError, ["'c1'", "5e-324"]),  # a load over it: past a float
     ]
     _rejects_bad_numbers(assign, "rejects_bad_capacities", "capacities", cases)
 
@@ -833,9 +927,16 @@ def check_rejects_bad_zones(assign: AssignFunction, uses: frozenset[str]) -> Non
 PROMISE_PROPERTIES: Mapping[str, Callable[[AssignFunction, Case], None]] = {
     "balanced": balanced,
     "zone_matching": zone_matching,
+    "zone_matching_per_topic": zone_matching_per_topic,
     "bounded_load": bounded_load,
 }
 """The promise of rebalancing.placement.PROMISES -> its property of one Case."""
+
+_PROMISE_CASES: Mapping[str, Callable[[], list[Case]]] = {
+    "zone_matching": exact_fit_groups,
+    "zone_matching_per_topic": exact_fit_topic_groups,
+}
+"""The groups a promise is checked on, where not those of `placement_groups(uses)`."""
 
 
 def placement_checks(
@@ -881,7 +982,7 @@ def placement_checks(
             partial(placement_groups, uses - ZONE_INPUTS, 60),
         )
     for promise in sorted(promises):
-        cases = exact_fit_groups if promise == "zone_matching" else partial(placement_groups, uses)
+        cases = _PROMISE_CASES.get(promise, partial(placement_groups, uses))
         on_cases(f"promise_{promise}", PROMISE_PROPERTIES[promise], cases)
     return checks
 

@@ -347,6 +347,8 @@ def test_topic_spread_worked_examples() -> None:
         ({"q0": 1.0}, ValueError, "'q1'"),
         ({"q0": 1.0, "q1": "2"}, TypeError, "weights['q1']"),
         ({"q0": True, "q1": 1.0}, TypeError, "weights['q0']"),
+        ({"q0": 1.0, "q1": 10**400}, ValueError, "weights['q1']"),  # past a float: not bare
+        ({"q0": 1e308, "q1": 1e308}, ValueError, "weights sum past the largest float"),  # NaN
     ],
 )
 def test_a_bad_weight_is_refused_naming_the_queue(
@@ -369,6 +371,10 @@ def test_a_bad_capacity_is_refused_naming_the_consumer() -> None:
         load_ratio({"x": ["q0"], "y": []}, {"q0": 1}, {"x": 1, "y": 0})
     with pytest.raises(ValueError, match="'y'"):
         load_ratio_bound(["q0"], ["x", "y"], {"q0": 1}, {"x": 1})
+    with pytest.raises(ValueError, match=r"capacities\['x'\]"):
+        load_ratio({"x": ["q0"], "y": []}, {"q0": 1}, {"x": 10**400, "y": 1})
+    with pytest.raises(ValueError, match=r"capacities\['y'\] is 5e-324: the total weight"):
+        load_ratio({"x": ["q0"], "y": []}, {"q0": 1e300}, {"x": 1, "y": 5e-324})
 
 
 def test_a_str_as_a_queues_zones_is_refused_naming_the_queue() -> None:

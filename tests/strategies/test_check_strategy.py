@@ -15,13 +15,16 @@ from typing import Any
 import pytest
 
 from rebalancing.contract import empty_plan, prepare
-from rebalancing.placement import check_placement
+from rebalancing.placement import PROMISES, check_placement
 from rebalancing.strategies import Strategy, lag_greedy
 from rebalancing.testing import (
     CHECKS,
     BrokenPromiseError,
     Case,
+    _exact_fit,  # the precondition the zone promises state
     check_strategy,
+    exact_fit_groups,
+    exact_fit_topic_groups,
     placement_checks,
     shrink,
     valid_plan,
@@ -336,6 +339,7 @@ def counts_the_map(queues, consumers, previous=None, *, weights=None, capacities
     ("strategy", "uses", "promises", "check"),
     [
         (zone_blind, ZONES, {"zone_matching"}, "promise_zone_matching"),
+        (zone_blind, ZONES, {"zone_matching_per_topic"}, "promise_zone_matching_per_topic"),
         (zones_unchecked, ZONES, (), "rejects_bad_zones"),
         (weights_unchecked, LOADS, (), "rejects_bad_weights"),
         (weights_unchecked, LOADS, (), "rejects_bad_capacities"),
@@ -355,7 +359,7 @@ def test_each_placement_check_catches_a_strategy_that_breaks_its_promise(
 
 def test_every_kind_of_placement_check_is_shown_catching_a_broken_strategy_above() -> None:
     source = Path(__file__).read_text(encoding="utf-8")
-    every = placement_checks(ZONES | LOADS, {"balanced", "zone_matching", "bounded_load"})
+    every = placement_checks(ZONES | LOADS, set(PROMISES))
     kinds = {name for name in every if not name.endswith("_with_placement")}
     assert [name for name in sorted(kinds) if f'"{name}")' not in source] == []
 
@@ -378,3 +382,30 @@ def test_a_strategy_of_ids_alone_gets_no_placement_check() -> None:
     assert placement_checks(frozenset()) == {}
     with pytest.raises(ValueError, match="unknown inputs or promises"):
         placement_checks({"rack"})
+
+
+def test_the_zone_promises_are_checked_on_groups_they_speak_of_of_one_topic_and_of_several() -> (
+    None
+):
+    """A zone promise holds vacuously on a group that does not fit (as shrinking makes): its
+    groups must fit, or its check checks nothing; and they must hold several topics, or a
+    promise broken across topics goes unseen (issue 43: rack_aware_range)."""
+    for per_topic, cases in ((False, exact_fit_groups()), (True, exact_fit_topic_groups())):
+        assert all(_exact_fit(case, per_topic=per_topic) for case in cases)
+        several = [case for case in cases if len({_topic(queue) for queue in case.queues}) > 1]
+        assert len(several) >= len(cases) // 5
+    spread = [case for case in exact_fit_groups() if not _exact_fit(case, per_topic=True)]
+    assert spread  # some fit only as a whole: zone_matching says more than the per-topic one
+    unaligned = Case(
+        [("A", 0), ("A", 1), ("B", 0), ("B", 1)],
+        ["c1", "c2"],
+        None,
+        {"c1": "za", "c2": "zb"},
+        {("A", 0): ["za"], ("A", 1): ["zb"], ("B", 0): ["zb"], ("B", 1): ["za"]},
+    )
+    assert _exact_fit(unaligned, per_topic=False)
+    assert not _exact_fit(unaligned, per_topic=True)  # topics of as many queues laid out apart
+
+
+def _topic(queue: Any) -> Any:
+    return queue[0] if type(queue) is tuple else None

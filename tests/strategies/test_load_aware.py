@@ -88,6 +88,20 @@ def test_weighted_sticky_with_capacities_gives_each_a_fair_share_of_its_capacity
     assert plan["big"] == [f"q{number}" for number in range(6)]
 
 
+def test_weighted_sticky_s_fair_share_does_not_overflow_with_large_capacities() -> None:
+    """Issue 43: capacity x total weight (1e200 x 3e200) is past the largest float although the
+    shares are not; computed as that product over the total capacity, every share was inf and
+    the consumer kept all three queues, 3 against a bound of 2.5 (load / capacity)."""
+    weights = dict.fromkeys(["q1", "q2", "q3"], 1e200)
+    capacities = {"a": 1e200, "b": 1e200}
+    previous = {"a": ["q1", "q2", "q3"], "b": []}
+    plan = weighted_sticky.assign(
+        list(weights), ["a", "b"], previous, weights=weights, capacities=capacities
+    )
+    # a keeps q1 (its share is 1.5e200), q2 and q3 go to the least loaded: b, then a (ties)
+    assert plan == {"a": ["q1", "q3"], "b": ["q2"]}
+
+
 @pytest.mark.parametrize(
     "assign", [lag_greedy.assign, weighted_sticky.assign], ids=["lag_greedy", "weighted_sticky"]
 )

@@ -12,7 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalancing.strategies import rack_aware_range
+from rebalancing.placement import ZONE_INPUTS
+from rebalancing.strategies import STRATEGIES, rack_aware_range
+from rebalancing.testing import (
+    BrokenPromiseError,
+    Case,
+    placement_checks,
+    zone_matching,
+    zone_matching_per_topic,
+)
 from tests.strategies.kafka_racks import kafka_case, null_racks, parsed, racks
 
 assign = rack_aware_range.assign
@@ -183,3 +191,27 @@ def test_each_topic_stays_balanced_whatever_the_zones(
     for topic in topics:
         counts = [sum(1 for queue in owned if queue[0] == topic) for owned in plan.values()]
         assert max(counts) - min(counts) <= 1, (topic, plan)
+
+
+def test_zones_are_matched_within_each_topic_s_range_not_across_topics() -> None:
+    """Issue 43: two zones, each with one consumer and two partitions, but each topic in one
+    zone. Kafka's range rule balances every topic over its members first, so each consumer
+    takes one partition of each topic and two are read cross-zone: the promise is
+    `zone_matching_per_topic` (this group does not fit topic by topic), not `zone_matching`
+    (it fits as a whole)."""
+    queues = [("A", 0), ("A", 1), ("B", 0), ("B", 1)]
+    consumer_zones = {"c1": "za", "c2": "zb"}
+    queue_zones = {("A", 0): ["za"], ("A", 1): ["za"], ("B", 0): ["zb"], ("B", 1): ["zb"]}
+    facts = {"consumer_zones": consumer_zones, "queue_zones": queue_zones}
+    plan = assign(queues, ["c1", "c2"], **facts)
+    assert plan == {"c1": [("A", 0), ("B", 0)], "c2": [("A", 1), ("B", 1)]}
+    case = Case(queues, ["c1", "c2"], None, consumer_zones, queue_zones)
+    with pytest.raises(BrokenPromiseError, match="queues read outside their zone"):
+        zone_matching(assign, case)
+    zone_matching_per_topic(assign, case)  # not a group it speaks of
+    assert STRATEGIES["rack_aware_range"].promises == {"zone_matching_per_topic"}
+    with pytest.raises(BrokenPromiseError, match=r"^promise_zone_matching:"):
+        placement_checks(ZONE_INPUTS, {"zone_matching"})["promise_zone_matching"](assign)
+    placement_checks(ZONE_INPUTS, {"zone_matching_per_topic"})["promise_zone_matching_per_topic"](
+        assign
+    )

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rebalancing.strategies import rack_aware_sticky, sticky
-from tests.strategies.kafka_racks import kafka_case, null_racks, parsed, racks
+from tests.strategies.kafka_racks import cluster, kafka_case, null_racks, parsed, racks
 
 assign = rack_aware_sticky.assign
 
@@ -105,3 +105,52 @@ def test_like_kafka_a_partition_read_outside_its_racks_is_released_even_when_not
     again = assign(range(5), consumers, first, consumer_zones=zones, queue_zones=replicas)
     assert again == {"c0": [2, 4], "c1": [1, 3], "c2": [0]}
     assert assign(range(5), consumers, again, consumer_zones=zones, queue_zones=replicas) == again
+
+
+MAX_QUOTA_OWNED = {  # consumer -> owned, as Kafka's test subscribes them (generation 1)
+    "consumer1": [("topic1", 0), ("topic2", 0)],
+    "consumer2": [("topic1", 1), ("topic2", 1)],
+    "consumer3": [],
+}
+
+
+@pytest.mark.parametrize("strategy", [rack_aware_sticky.assign, sticky.assign])
+@pytest.mark.parametrize(
+    "broker_racks",
+    [[None] * 3, [racks(3)[broker % 3] for broker in range(9)]],
+    ids=["NO_BROKER_RACK", "NO_CONSUMER_RACK/BROKER_AND_CONSUMER_RACK"],
+)
+def test_kafka_max_quota_consumer_more_than_num_expected_max_capacity_members(
+    strategy: Any, broker_racks: list[Any]
+) -> None:
+    """AbstractStickyAssignorTest.testMaxQuotaConsumerMoreThanNumExpectedMaxCapacityMembers
+    (apache/kafka 1eb7644349cb): 2 + 2 partitions, 3 members, two of them owning two each, where
+    one only may keep two. Kafka visits members in its HashMap's order and lets consumer2 keep
+    two: consumer1 [t1-0], consumer2 [t1-1, t2-1], consumer3 [t2-0]. Here members are visited
+    sorted, so consumer1 keeps two: a different plan, as balanced and with as few moves (one
+    partition changes owner in both). Its subscriptions carry no rack (V2 and above), and with
+    3 replicas on 3 racks every partition is on every rack: no rack matching in any RackConfig."""
+    queues, queue_zones = cluster({"topic1": 2, "topic2": 2}, 3, broker_racks)
+    facts: dict[str, Any] = {"consumer_zones": dict.fromkeys(MAX_QUOTA_OWNED)}
+    facts["queue_zones"] = queue_zones
+    if strategy is sticky.assign:
+        facts = {}
+    plan = strategy(queues, list(MAX_QUOTA_OWNED), MAX_QUOTA_OWNED, **facts)
+    kafka = parsed(["", "topic1-0", "topic1-1, topic2-1", "topic2-0"])  # no consumer0
+    del kafka["consumer0"]
+    assert plan == {
+        "consumer1": [("topic1", 0), ("topic2", 0)],
+        "consumer2": [("topic1", 1)],
+        "consumer3": [("topic2", 1)],
+    }
+    for either in (plan, kafka):
+        counts = [len(owned) for owned in either.values()]
+        assert max(counts) - min(counts) <= 1
+        moved = [q for c, owned in either.items() for q in owned if q not in MAX_QUOTA_OWNED[c]]
+        assert len(moved) == 1
+    # visited in Kafka's order (consumer2's owned partitions given to the member sorted first),
+    # the plan is Kafka's, names swapped back
+    swap = {"consumer1": "consumer2", "consumer2": "consumer1", "consumer3": "consumer3"}
+    swapped = {swap[consumer]: owned for consumer, owned in MAX_QUOTA_OWNED.items()}
+    again = strategy(queues, list(swapped), swapped, **facts)
+    assert {swap[consumer]: owned for consumer, owned in again.items()} == kafka

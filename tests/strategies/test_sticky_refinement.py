@@ -18,6 +18,7 @@ from itertools import chain
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+import numpy
 import pytest
 from hypothesis import given
 
@@ -367,3 +368,36 @@ class CountedId:
 
     def __repr__(self) -> str:
         return f"CountedId({self.number})"
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        (list(range(300)), [float(number) for number in range(300)]),  # long lists kept whole
+        ([False, True, 2], [0, 1, 2]),  # int ids take the definition's path
+        (list(range(8)), [numpy.int64(number) for number in range(8)]),
+    ],
+    ids=["int then float", "bool then int", "int then numpy"],
+)
+def test_a_sticky_group_returns_the_caller_s_ids_where_assign_may_return_previous_s(
+    first: list[Any], then: list[Any]
+) -> None:
+    """Issue 43: the plans are equal, not made of the same objects. StickyGroup's ids are this
+    call's queues; sticky.assign keeps previous's ids for queues kept (its definition does)."""
+    consumers = ["a", "b"]
+    made: StickyGroup[Any, str] = StickyGroup()
+    last = made.assign(first, consumers)
+    for group in (made, StickyGroup(last)):  # the group's own last plan, or one it was given
+        got = group.assign(then, consumers)
+        expected = sticky.assign(then, consumers, last)
+        assert got == expected
+        assert all(
+            any(queue is given for given in then) for owned in got.values() for queue in owned
+        )
+    from_previous = [
+        queue
+        for owned in expected.values()
+        for queue in owned
+        if all(queue is not given for given in then)
+    ]
+    assert from_previous or type(then[0]) is numpy.int64  # numpy ids take the ranks' path

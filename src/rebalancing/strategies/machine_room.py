@@ -8,24 +8,33 @@ every consumer at once, which is the union of their shares. Both are classes who
 are assign functions (picklable, so every process can rebuild them).
 
 **Nearby** (`Nearby(inner)`, registered around averagely as `machine_room_nearby` and around
-lag_greedy as `machine_room_nearby_lag`): queues of a room that has consumers go only to that
-room's consumers, planned by `inner` among them; queues of rooms without consumers go to every
-consumer, planned by `inner` among all (RocketMQ: "no alive consumer to monopolize them").
-RocketMQ's queue lives on one broker, so in one room; a queue whose replicas are in several
-rooms with consumers is given here to one of them, the room whose consumers hold the least so far
-per head (weight, or count without weights; per unit of capacity with capacities), after every
-queue of one room is counted, in queue order, ties to the first room in zone order: so each room
-has one plan, and the rooms' loads stay close. (Planning each set of rooms on its own, as a first
-version did, stacked every set's extra queue on the same first consumer.) A queue near every
-room with consumers is near all of them alike: such queues are planned among all those
-consumers together, so zones that tell nothing change nothing. RocketMQ refuses a
-queue or a consumer without a room; here a queue without a zone is shared by everyone, and a
-consumer without a zone takes only shared queues. Each room's queues, and the shared ones, are
-planned by `inner` on their own, with `previous` (already checked) passed on, and `weights` and
-`capacities` when given (the inner must then accept them). Balanced within each room when
-`inner` is (as RocketMQ, a consumer of a room may also get shared queues); not across rooms.
+lag_greedy as `machine_room_nearby_lag`), RocketMQ's plan: the queues of a room that has
+consumers go only to that room's consumers, planned by `inner` among them; the queues of each
+room without consumers go to every consumer ("no alive consumer to monopolize them"), planned
+by `inner` among all, **room by room**, as RocketMQ's loop over those rooms calls its inner
+strategy once per room: rooms A and B of one queue each, no consumer in either, consumers x and
+y: around averagely x gets both. (Pooling those rooms' queues into one plan, as a first version
+did, would give one each: more even, but not RocketMQ's plan.)
+RocketMQ's queue lives on one broker, so in one room; here a queue's replicas may be in several
+rooms. One near several rooms with consumers is given to one of them, the room whose consumers
+hold the least so far per head (weight, or count without weights; per unit of capacity with
+capacities), after every queue of one room is counted, in queue order, ties to the first room in
+zone order: so each room has one plan, and the rooms' loads stay close. (Planning each set of
+rooms on its own, as a first version did, stacked every set's extra queue on the same first
+consumer.) A queue near every room with consumers is near all of them alike: such queues are
+planned among all those consumers together, so zones that tell nothing change nothing. A queue
+whose rooms all lack consumers counts in the first of them (zone order). RocketMQ refuses a
+queue or a consumer without a room; here the queues without a zone are shared by everyone (one
+more plan among every consumer) and a consumer without a zone takes only queues no room with
+consumers is near. Each plan is made by `inner` on its own, with `previous` (already checked)
+passed on, and `weights` and `capacities` when given (the inner must then accept them).
+Balance: each plan is balanced when `inner` is (a room's own queues among its consumers, each
+room without consumers among everyone), their sum is not, as in RocketMQ: every plan gives its
+extra queues to the same first consumers, so two consumers of one room can differ by one queue
+per plan they share (around averagely, room a1, a2 with one queue of their room and one queue of
+a room without consumers: a1 gets both). Nor are the rooms balanced against each other.
 Runtime complexity: O(|Q| x rooms + |Q| log |Q| + |C| log |C|) plus `inner`'s cost on each
-room.
+plan.
 
 **By machine room** (`ByMachineRoom(rooms)`, registered with rooms=None as
 `by_machine_room`): RocketMQ's consumers read only the queues of the rooms they are configured
@@ -44,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rebalancing.contract import ConsumerT, QueueT, empty_plan, prepare
-from rebalancing.placement import check_placement
+from rebalancing.placement import Placement, check_placement
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,8 @@ class Nearby:
         weights: Mapping[QueueT, float] | None = None,
         capacities: Mapping[ConsumerT, float] | None = None,
     ) -> dict[ConsumerT, list[QueueT]]:
-        """Each room's queues to its consumers, the queues nobody is near to everyone."""
+        """Each room's queues to its consumers; each room without consumers, and the queues
+        without a zone, to everyone, one plan each."""
         group = prepare(queues, consumers, previous)
         placement = check_placement(
             group,
@@ -82,26 +92,21 @@ class Nearby:
             zone = placement.zone_of(consumer)
             if zone is not None:
                 consumers_in.setdefault(zone, []).append(consumer)
-        near_of = {
-            queue: [zone for zone in placement.zones if zone in held and zone in consumers_in]
-            for queue in group.queues
-            for held in (placement.zones_of(queue),)
-        }
-        queues_for = _rooms_for(near_of, consumers_in, placement.weight, placement.capacity)
+        queues_for = _rooms_for(group.queues, placement, consumers_in)
         extra: dict[str, Any] = {}
         if weights is not None:
             extra["weights"] = weights
         if capacities is not None:
             extra["capacities"] = capacities
         for room, room_queues in queues_for.items():
-            if room is _SHARED:
-                readers = group.consumers
-            elif room is _EVERY_ROOM:
+            if room is _EVERY_ROOM:
                 readers = sorted(
                     consumer for room in consumers_in for consumer in consumers_in[room]
                 )
-            else:
+            elif room is not _SHARED and room in consumers_in:
                 readers = consumers_in[room]
+            else:  # a room without consumers, or the queues without a zone
+                readers = group.consumers
             planned = self.inner(room_queues, readers, group.previous, **extra)
             for consumer, owned in planned.items():
                 plan[consumer].extend(owned)
@@ -112,37 +117,44 @@ class Nearby:
 
 
 _SHARED = object()
-"""The key of the queues no consumer is near: planned among every consumer."""
+"""The key of the queues without a zone: planned among every consumer."""
 _EVERY_ROOM = object()
 """The key of the queues near every room that has consumers: planned among all of them."""
 
 
 def _rooms_for(
-    near_of: Mapping[Any, list[Any]],
-    consumers_in: Mapping[Any, list[Any]],
-    weight_of: Callable[[Any], float],
-    capacity_of: Callable[[Any], float],
+    queues: list[Any], placement: Placement[Any, Any], consumers_in: Mapping[Any, list[Any]]
 ) -> dict[Any, list[Any]]:
-    """Each room's queues (and _SHARED's, _EVERY_ROOM's): a queue near one room goes to it, one
-    near several but not all to the room holding the least per unit of its consumers' capacity
-    so far (single-room queues counted first; queues in the order given, ties to the first room
-    listed)."""
+    """The queues of each plan, by key: a room with consumers (its queues, and those near it and
+    other such rooms that it holds the least of per unit of its consumers' capacity so far:
+    single-room queues counted first, then the others in the order given, ties to the first
+    room in zone order), _EVERY_ROOM, a room without consumers (the queues whose first zone
+    it is, none of their zones having consumers), or _SHARED (the queues without a zone)."""
     rooms: dict[Any, list[Any]] = {}
     held = dict.fromkeys(consumers_in, 0.0)
-    for queue, near in near_of.items():
-        if len(near) > 1 and len(near) == len(consumers_in):
+    contested: list[tuple[Any, list[Any]]] = []
+    for queue in queues:
+        zones = placement.zones_of(queue)
+        near = [zone for zone in placement.zones if zone in zones and zone in consumers_in]
+        if len(near) == 1:
+            rooms.setdefault(near[0], []).append(queue)
+            held[near[0]] += placement.weight(queue)
+        elif near and len(near) == len(consumers_in):
             rooms.setdefault(_EVERY_ROOM, []).append(queue)
-        elif len(near) <= 1:
-            room = near[0] if near else _SHARED
-            rooms.setdefault(room, []).append(queue)
-            if near:
-                held[room] += weight_of(queue)
-    capacity = {room: sum(map(capacity_of, members)) for room, members in consumers_in.items()}
-    for queue, near in near_of.items():
-        if 1 < len(near) < len(consumers_in):
-            room = min(near, key=lambda zone: held[zone] / capacity[zone])
-            rooms.setdefault(room, []).append(queue)
-            held[room] += weight_of(queue)
+        elif near:
+            contested.append((queue, near))
+        elif zones:  # RocketMQ: a room without consumers, planned on its own among everyone
+            first = next(zone for zone in placement.zones if zone in zones)
+            rooms.setdefault(first, []).append(queue)
+        else:
+            rooms.setdefault(_SHARED, []).append(queue)
+    capacity = {
+        room: sum(map(placement.capacity, members)) for room, members in consumers_in.items()
+    }
+    for queue, near in contested:
+        room = min(near, key=lambda zone: held[zone] / capacity[zone])
+        rooms.setdefault(room, []).append(queue)
+        held[room] += placement.weight(queue)
     return rooms
 
 

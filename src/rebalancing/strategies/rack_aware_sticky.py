@@ -12,7 +12,8 @@ Quotas: |Q| div |C| each (min), |Q| mod |C| consumers get one more (max). Rack m
 when some consumer has a zone, some of those zones hold replicas, and not every queue has
 replicas in the same zones (Kafka's useRackAwareAssignment).
 
-1. Keep: consumer by consumer (sorted; Kafka walks a HashMap, any order is Kafka's), its
+1. Keep: consumer by consumer (sorted; Kafka walks its HashMap of members, so where members tie
+   for the larger quotas its plan can differ from this one, as balanced and moving as few), its
    previous queues still here, without those whose replicas are not in its zone when rack
    matching is on (a consumer without a zone mismatches nothing), ordered by (partition, topic)
    for `(topic, partition)` ids (by id otherwise): fewer than min, keep all (the consumer is

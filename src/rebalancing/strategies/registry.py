@@ -394,7 +394,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         "Kafka RangeAssignor, rack-aware (KIP-881): per topic, balance, then racks",
         client_side=True,
         uses=_ZONES,
-        promises=frozenset({"zone_matching"}),
+        promises=frozenset({"zone_matching_per_topic"}),
     ),
     Strategy(
         "rack_aware_sticky",

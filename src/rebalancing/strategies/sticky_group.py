@@ -3,13 +3,18 @@ does (KIP-848): the queues' sorted order and ranks, and the last plan as ranks, 
 that a rebalance over the same queues (a member joins or leaves) pays neither the sort nor the
 look-ups of `previous` again.
 
-`StickyGroup(previous).assign(queues, consumers)` returns exactly what
+`StickyGroup(previous).assign(queues, consumers)` returns a plan equal to the one
 `sticky.assign(queues, consumers, previous)` returns, `previous` being the plan of the group's
 last `assign` (the one it was made with, before the first): tests/strategies/
-test_sticky_refinement.py holds it to that. Queues count as the same when they are a list or
-tuple of the very objects given last time, in the same order (one identity test per queue,
-at C speed); other queues are checked, sorted and ranked again, the last plan taken as
-checked. The consumers are checked and sorted on every call, as the contract says.
+test_sticky_refinement.py holds it to that. Equal, not made of the same objects: its ids are
+always the caller's, those of this call's `queues` and `consumers`, where `sticky.assign` may
+hand back `previous`'s own ids for queues a consumer keeps (its definition does). They differ
+only where ids are equal without being the same objects (1 and 1.0, 0 and False, a numpy
+integer and an int).
+Queues count as the same when they are a list or tuple of the very objects given last time, in
+the same order (one identity test per queue, at C speed); other queues are checked, sorted and
+ranked again, the last plan taken as checked. The consumers are checked and sorted on every
+call, as the contract says.
 Runtime complexity with the same queues: O(|Q| + |C| log |C|), at C speed but for loops
 over the consumers; otherwise sticky's.
 """

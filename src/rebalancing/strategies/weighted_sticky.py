@@ -62,7 +62,7 @@ def assign(
     load = [0.0] * len(capacity)
     kept: set[QueueT] = set()
     for index, consumer in enumerate(group.consumers):
-        share = capacity[index] * total_weight / total_capacity
+        share = capacity[index] * (total_weight / total_capacity)  # no product past a float
         for queue in sorted(kept_queues.get(consumer, ()), key=lambda q: (-weight(q), q)):
             if load[index] + weight(queue) <= share:
                 owned_lists[index].append(queue)

@@ -34,6 +34,7 @@ from numbers import Real
 from typing import Any
 
 from rebalancing.contract import shortened_repr
+from rebalancing.placement import check_load_scale
 
 Plan = Mapping[Any, Sequence[Any]]
 
@@ -134,6 +135,7 @@ def load_ratio(
     owners = _owners(plan, "plan")
     weight = _numbers(weights, owners, "weights", "queue", "weight")
     capacity = _capacities(capacities, plan)
+    check_load_scale(weight, capacity)
     loads = dict.fromkeys(plan, 0.0)
     for queue, consumer in owners.items():
         loads[consumer] += weight[queue]
@@ -158,6 +160,7 @@ def load_ratio_bound(
     consumer_list = _distinct(consumers, "consumers")
     weight = _numbers(weights, queue_list, "weights", "queue", "weight")
     capacity = _capacities(capacities, consumer_list)
+    check_load_scale(weight, capacity)
     total = sum(weight.values())
     if not consumer_list or total == 0:
         return None
@@ -173,6 +176,7 @@ def load_kept(
     (nothing could be kept)."""
     owners = _owners(plan, "plan")
     weight = _numbers(weights, owners, "weights", "queue", "weight")
+    check_load_scale(weight, None)
     before = {} if previous is None else _owners(previous, "previous")
     could, kept = 0.0, 0.0
     for queue, owner in before.items():
@@ -189,6 +193,7 @@ def load_moved(
     queues count: they moved). 0.0 without previous."""
     owners = _owners(plan, "plan")
     weight = _numbers(weights, owners, "weights", "queue", "weight")
+    check_load_scale(weight, None)
     before = {} if previous is None else _owners(previous, "previous")
     return math.fsum(
         weight[queue]
@@ -299,9 +304,13 @@ def _numbers(
         value = given[identifier]
         if isinstance(value, bool) or not isinstance(value, Real):
             raise TypeError(f"{where} is {shortened_repr(value)}: a {noun} is a real number")
-        if not math.isfinite(value) or value < 0:
+        try:
+            number = float(value)
+        except OverflowError:  # an int past the largest float, 10**400
+            number = math.inf
+        if not math.isfinite(number) or number < 0:
             raise ValueError(f"{where} is {shortened_repr(value)}: a {noun} is finite and >= 0")
-        checked[identifier] = float(value)
+        checked[identifier] = number
     return checked
 
 
