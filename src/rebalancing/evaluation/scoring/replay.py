@@ -189,7 +189,7 @@ def score_scenario(
             placed = NOT_PLACED
             if placement is not None and attempt.error is None and exact(scores):
                 placed = placement.scores(plan_before, attempt.plan)
-            yield make_row(scenario, step, name, attempt, scores, stability, placed)
+            yield make_row(scenario, step, name, attempt, scores, stability, placed, on_clients)
 
 
 def _scored(

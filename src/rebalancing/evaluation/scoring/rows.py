@@ -97,10 +97,13 @@ def make_row(
     scores: Scores,
     stability: tuple[int | None, int | None],
     placed: PlacementScores,
+    on_clients: bool,
 ) -> ScoreRow:
     """The row of `strategy` on `step`: `outcome` is the runner's Attempt (its plan's protocol
     run, error, time and client views), `scores` the plan's, `stability` (moves when
-    unchanged, rebalances to a fixed point) or Nones, `placed` the placement scores."""
+    unchanged, rebalances to a fixed point) or Nones, `placed` the placement scores;
+    `on_clients`, whether the strategy runs on the clients' views (from the first step on,
+    which has no views to differ yet)."""
     run: ProtocolRun | None = outcome.run
     views: ViewOutcome | None = outcome.views
     return ScoreRow(
@@ -123,7 +126,7 @@ def make_row(
         queues_paused=queues_paused(run, scores, outcome.error),
         failed=outcome.error is not None,
         error=outcome.error,
-        views="client" if outcome.on_clients else "broker",
+        views="client" if on_clients else "broker",
         queue_periods_read_twice=views.queue_periods_read_twice if views else 0,
         queue_periods_unread=views.queue_periods_unread if views else 0,
         periods_to_agree=views.periods_to_agree if views else 0,

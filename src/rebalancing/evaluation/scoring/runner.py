@@ -51,8 +51,7 @@ class PlanInForce:
 class Attempt:
     """What one rebalance gave: the plan (empty when it failed), the protocol's run (a session
     only), the error if it failed, its nanoseconds, the plan's positions in the group's sorted
-    queues (a twin only), what the client views cost (client-side only), and whether it ran on
-    the clients' views."""
+    queues (a twin only), and what the client views cost (client-side only)."""
 
     plan: dict[Any, list[Any]]
     run: ProtocolRun | None
@@ -60,7 +59,6 @@ class Attempt:
     nanoseconds: int
     positions: tuple[Any, Any] | None = None
     views: ViewOutcome | None = None
-    on_clients: bool = False
 
 
 class Runner:
@@ -140,7 +138,7 @@ class Runner:
             return Attempt({}, None, f"{type(error).__name__}: {error}", elapsed)
         elapsed = time.perf_counter_ns() - started
         plan, error_text = as_plan(result)
-        return Attempt(plan, run, error_text, elapsed, positions, outcome, views is not None)
+        return Attempt(plan, run, error_text, elapsed, positions, outcome)
 
     def accept(
         self,
