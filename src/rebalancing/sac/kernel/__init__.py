@@ -19,7 +19,8 @@ Compiled on first use and cached on disk by numba (`cache=True`), so a process p
 numba checks a cached function against its own module's source only, not against the modules
 it calls: after editing one of these modules, delete the kernel's `__pycache__` (or point
 NUMBA_CACHE_DIR at an empty directory), or a caller in another module may run its old callees.
-This package only re-exports; the names below are those callers use.
+This package only re-exports: KernelEngine, run_rounds_kernel, POLICY_CODES and the array
+markers NO_APP, ABSENT and SENTINEL.
 """
 
 from rebalancing.sac.kernel.change import _columns_from as _columns_from  # the refinement test
