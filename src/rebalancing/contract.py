@@ -84,7 +84,7 @@ class AssignFunction(Protocol):
     ) -> dict[ConsumerT, list[QueueT]]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProtocolRun:
     """What one rebalance of a protocol strategy ended with and what the protocol cost.
 
