@@ -7,6 +7,8 @@ the order the caller gave them in (they are sorted here); `previous` is read as 
 keeping only queues and consumers that still exist, and a queue with two owners is an error.
 A `CheckedPlan` is a `previous` already checked: strategies take it without checking it again,
 which lets the scoring core check and invert each plan once however many readers it has.
+The same inputs with the queues as ranks (`prepare_ranked`, for strategies whose cost is the
+ids' own) are made in rebalancing.ranking, on these checks, and re-exported here.
 Runtime complexity: O(|Q| log |Q| + |C| log |C| + size of previous), without the last term
 for a CheckedPlan.
 """
