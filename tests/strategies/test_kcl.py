@@ -96,7 +96,8 @@ def test_every_lease_ends_owned_and_the_counts_differ_by_at_most_one(
         counts = [len(owned) for owned in run.owners.values()]
         assert max(counts) - min(counts) <= 1
         assert run.queue_seconds_doubly_owned is not None
-        assert run.queue_seconds_doubly_owned <= (run.steals or 0) * RENEWER
+        # a victim notices at its next renewal, at most one renewer interval on (float slack)
+        assert run.queue_seconds_doubly_owned <= (run.steals or 0) * RENEWER + 1e-9
 
 
 def test_a_worker_back_under_its_old_id_after_the_group_emptied_renews_its_leases_at_once() -> None:
