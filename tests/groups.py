@@ -76,8 +76,12 @@ def balanced_previous_groups(draw: st.DrawFn, max_queues: int = 60) -> GroupCase
 
 
 membership_changes = st.lists(
-    st.tuples(st.integers(0, 40), st.sets(st.sampled_from("abcdefgh"), min_size=1)),
+    st.tuples(
+        st.integers(0, 40),
+        st.one_of(st.just(set()), st.sets(st.sampled_from("abcdefgh"), min_size=1)),
+    ),
     min_size=1,
-    max_size=5,
+    max_size=6,
 )
-"""Successive groups of a session: (queue count, consumers), queues `range(count)`."""
+"""Successive groups of a session: (queue count, consumers), queues `range(count)`; a group
+may empty (no consumers) between two others, and its members may come back under their ids."""

@@ -21,7 +21,8 @@ PACKAGE = REPOSITORY / "src" / "rebalancing"
 
 # What each part of the package may import from the package (besides itself).
 ALLOWED = {
-    "contract": set(),
+    "contract": {"ranking"},  # re-exports the queues as ranks, which are built on it
+    "ranking": {"contract"},  # prepare's checks and results with the queues as ranks
     "placement": {"contract"},  # zones, weights, capacities: checked like the contract's ids
     "strategies": {"contract", "placement", "sac"},
     "protocols": {"contract"},  # Kafka's group protocols in seconds, over any assignor

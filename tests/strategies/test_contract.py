@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rebalancing
 from rebalancing.contract import (
@@ -36,7 +37,7 @@ from rebalancing.contract import (
 )
 from rebalancing.strategies import STRATEGIES, Strategy
 from rebalancing.testing import CHECKS, PROPERTIES, Case, placement_checks
-from tests.groups import GroupCase, groups
+from tests.groups import GroupCase, groups, membership_changes
 
 REGISTERED = list(STRATEGIES.values())
 CONTRACT_EXAMPLES = settings.default.max_examples // 3
@@ -100,6 +101,42 @@ def test_none_is_an_id_like_any_other_in_a_session(strategy: Strategy) -> None:
     session = strategy.open_session(seed=0)
     assert session.rebalance(["q1", "q2", "q3"], [None]).owners == {None: ["q1", "q2", "q3"]}
     assert session.rebalance([None], ["c1"]).owners == {"c1": [None]}
+
+
+SESSIONS = [s for s in REGISTERED if s.open_session]
+
+
+@pytest.mark.parametrize("strategy", SESSIONS, ids=lambda s: s.name)
+def test_a_member_back_under_its_id_after_the_group_emptied_settles(strategy: Strategy) -> None:
+    """The group empties, then its member comes back: issue 43's KCL sequence, for every
+    protocol session (scenarios never empty a group, so only a session shows it)."""
+    assert strategy.open_session is not None
+    session = strategy.open_session(seed=0)
+    for consumers in (["worker-a"], [], ["worker-a"], ["worker-a", "worker-b"], [], ["worker-b"]):
+        run = session.rebalance([0, 1, 2], consumers)
+        assert run.converged, (consumers, run)
+        expected = sorted(q for owned in run.owners.values() for q in owned)
+        assert list(run.owners) == consumers
+        assert expected == ([0, 1, 2] if consumers else [])
+
+
+@pytest.mark.parametrize("strategy", SESSIONS, ids=lambda s: s.name)
+def test_every_session_settles_every_group_in_turn_emptied_ones_included(
+    strategy: Strategy,
+) -> None:
+    @settings(max_examples=25, deadline=None)
+    @given(membership_changes, st.integers(0, 2**16))
+    def holds(steps: list[tuple[int, set[str]]], seed: int) -> None:
+        assert strategy.open_session is not None
+        session = strategy.open_session(seed=seed)
+        for count, consumers in steps:
+            run = session.rebalance(range(count), consumers)
+            assert run.converged
+            assert list(run.owners) == sorted(consumers)
+            owned = sorted(q for queues in run.owners.values() for q in queues)
+            assert owned == (list(range(count)) if consumers else [])
+
+    holds()
 
 
 @pytest.mark.parametrize("strategy", REGISTERED, ids=[s.name for s in REGISTERED])

@@ -102,6 +102,23 @@ def test_a_crashed_processor_s_partitions_wait_for_their_ownership_to_expire() -
 
 
 @pytest.mark.parametrize("strategy", ["balanced", "greedy"])
+def test_a_crashed_processor_back_under_its_id_writes_its_records_again_without_a_wait(
+    strategy: str,
+) -> None:
+    """Its first cycle writes every record it still owns (`_balance_ownership` starts from the
+    owner's own active records), so nothing waits for them to expire, even after the group
+    emptied."""
+    session = Session(strategy, seed=2, departures="crash")  # type: ignore[arg-type]
+    session.rebalance(range(4), ["p1"])
+    assert session.rebalance(range(4), []).owners == {}
+    back = session.rebalance(range(4), ["p1"])
+    assert back.converged
+    assert back.owners == {"p1": [0, 1, 2, 3]}
+    assert (back.claims, back.steals, back.seconds_to_balance) == (0, 0, 0.0)
+    assert back.queue_seconds_unowned == 0.0
+
+
+@pytest.mark.parametrize("strategy", ["balanced", "greedy"])
 def test_a_quiet_group_takes_no_step_when_nothing_changed(strategy: str) -> None:
     session = Session(strategy, seed=2)  # type: ignore[arg-type]
     first = session.rebalance(range(10), ["a", "b", "c"])
@@ -121,6 +138,10 @@ def test_every_partition_ends_owned_nobody_below_p_div_n_nobody_above_by_more_th
         for count, consumers in steps:
             run = session.rebalance(range(count), consumers)
             assert run.converged
+            assert session.rule_violations() == []
+            if not consumers:  # the group emptied: nobody owns anything
+                assert run.owners == {}
+                continue
             assert sorted(q for owned in run.owners.values() for q in owned) == list(range(count))
             counts = [len(owned) for owned in run.owners.values()]
             assert min(counts) >= count // len(consumers)

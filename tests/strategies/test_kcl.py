@@ -88,11 +88,42 @@ def test_every_lease_ends_owned_and_the_counts_differ_by_at_most_one(
     for count, consumers in steps:
         run = session.rebalance(range(count), consumers)
         assert run.converged
+        assert session.rule_violations() == []
+        if not consumers:  # the group emptied: nobody owns anything
+            assert run.owners == {}
+            continue
         assert sorted(q for owned in run.owners.values() for q in owned) == list(range(count))
         counts = [len(owned) for owned in run.owners.values()]
         assert max(counts) - min(counts) <= 1
         assert run.queue_seconds_doubly_owned is not None
-        assert run.queue_seconds_doubly_owned <= (run.steals or 0) * RENEWER
+        # a victim notices at its next renewal, at most one renewer interval on (float slack)
+        assert run.queue_seconds_doubly_owned <= (run.steals or 0) * RENEWER + 1e-9
+
+
+def test_a_worker_back_under_its_old_id_after_the_group_emptied_renews_its_leases_at_once() -> None:
+    """Its lease coordinator's start renews every lease that names it, even expired ones
+    (DynamoDBLeaseRenewer.initialize): no take, no wait, and the table forgets its departure."""
+    session = Session(seed=0)
+    session.rebalance([0, 1, 2], ["worker-a"])
+    assert session.rebalance([0, 1, 2], []).owners == {}
+    back = session.rebalance([0, 1, 2], ["worker-a"])
+    assert back.converged
+    assert back.owners == {"worker-a": [0, 1, 2]}
+    assert (back.claims, back.steals, back.rounds) == (0, 0, 0)
+    assert back.queue_seconds_unowned == 0.0
+    assert session.departed == {}
+
+
+def test_a_worker_back_after_the_group_emptied_waits_for_the_others_leases_to_expire() -> None:
+    session = Session(seed=0)
+    session.rebalance(range(4), ["a", "b"])
+    session.rebalance(range(4), [])
+    back = session.rebalance(range(4), ["b"])
+    assert back.converged
+    assert back.owners == {"b": [0, 1, 2, 3]}
+    assert (back.claims, back.steals) == (2, 0)  # a's two leases, once expired; its own renewed
+    assert back.seconds_to_balance is not None
+    assert back.seconds_to_balance > FAILOVER_TIME_MILLIS / 1000
 
 
 def test_the_stateless_assign_keeps_what_the_present_workers_hold() -> None:

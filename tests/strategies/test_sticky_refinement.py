@@ -22,7 +22,7 @@ import numpy
 import pytest
 from hypothesis import given
 
-from rebalancing import contract
+from rebalancing import ranking
 from rebalancing.contract import PreviousMismatchWarning
 from rebalancing.strategies import sticky
 from rebalancing.strategies.sticky_group import StickyGroup
@@ -73,9 +73,9 @@ def _seeded_group(seed: int) -> GroupCase:
 
 
 ROWS = pytest.mark.parametrize(
-    "rows_from", [0, contract.ROWS_FROM], ids=["rows-from-any-size", "rows-from-default"]
+    "rows_from", [0, ranking.ROWS_FROM], ids=["rows-from-any-size", "rows-from-default"]
 )
-"""Look-ups of previous row by row (`contract._ranks_of`) from any plan size, and from the
+"""Look-ups of previous row by row (`ranking._ranks_of`) from any plan size, and from the
 default size (above the plans of these tests): both orders held to the definition."""
 
 
@@ -84,7 +84,7 @@ default size (above the plans of these tests): both orders held to the definitio
 def test_assign_gives_the_definition_s_plan_on_thousands_of_seeded_groups(
     block: int, rows_from: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(contract, "ROWS_FROM", rows_from)
+    monkeypatch.setattr(ranking, "ROWS_FROM", rows_from)
     for seed in range(block, SEEDED_GROUPS, 8):
         case = _seeded_group(seed)
         expected = sticky.reference_assign(case.queues, case.consumers, case.previous)
@@ -135,7 +135,7 @@ def _group_after_a_made_plan(seed: int) -> GroupCase:
 def test_assign_gives_the_definition_s_plan_after_plans_that_strategies_make(
     block: int, rows_from: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(contract, "ROWS_FROM", rows_from)
+    monkeypatch.setattr(ranking, "ROWS_FROM", rows_from)
     for seed in range(block, SEEDED_GROUPS // 2, 4):
         case = _group_after_a_made_plan(seed)
         expected = sticky.reference_assign(case.queues, case.consumers, case.previous)
@@ -217,7 +217,7 @@ def test_assign_by_ranks_hashes_each_queue_once_and_each_previous_queue_once() -
 def test_previous_queues_are_looked_up_row_by_row_when_dealt_round_else_run_by_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(contract, "ROWS_FROM", 300)  # rows for a plan of 300 queues
+    monkeypatch.setattr(ranking, "ROWS_FROM", 300)  # rows for a plan of 300 queues
     queues = [CountedId(number) for number in range(300)]
     consumers = [f"c{number}" for number in range(9)]
     dealt_round = sticky.assign(queues, consumers)  # c0 holds 0, 9, 18, ...; c1 1, 10, ...
@@ -235,7 +235,7 @@ def test_previous_queues_are_looked_up_row_by_row_when_dealt_round_else_run_by_r
         CountedId.reset()
         sticky.assign_by_ranks(queues, consumers[:4] + consumers[5:], previous)  # one leaves
         assert CountedId.hashed[len(queues) :] == order, name  # after ranking the queues
-    monkeypatch.setattr(contract, "ROWS_FROM", 301)  # a smaller plan: its own order
+    monkeypatch.setattr(ranking, "ROWS_FROM", 301)  # a smaller plan: its own order
     CountedId.reset()
     sticky.assign_by_ranks(queues, consumers[:4] + consumers[5:], dealt_round)
     plan_order = [queue.number for queue in chain(*dealt_round.values())]

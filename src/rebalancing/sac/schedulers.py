@@ -185,12 +185,12 @@ def run_rounds(
         releasing = release_enabled_start_ids(state, variant)
         if not releasing or tally.steps >= bound:
             return ProtocolRun(
-                state.owners(),
-                tally.releases,
-                tally.steps,
-                tally.rounds,
-                not releasing,
-                len(paused),
+                owners=state.owners(),
+                releases=tally.releases,
+                steps=tally.steps,
+                rounds=tally.rounds,
+                converged=not releasing,
+                queues_paused=len(paused),
             )
         released: list[tuple[Any, Any]] = []
         for start_id in releasing:
@@ -216,9 +216,15 @@ def run_random(
     while tally.steps < bound:
         actions: list[Action] = list(enabled_actions(state, variant))
         if not actions:
-            return ProtocolRun(state.owners(), tally.releases, tally.steps, tally.rounds, True)
+            break
         action = rng.choice(actions)
         apply(state, action, variant)
         tally.record(action[0])
     converged = next(enabled_actions(state, variant), None) is None
-    return ProtocolRun(state.owners(), tally.releases, tally.steps, tally.rounds, converged)
+    return ProtocolRun(
+        owners=state.owners(),
+        releases=tally.releases,
+        steps=tally.steps,
+        rounds=tally.rounds,
+        converged=converged,
+    )

@@ -47,4 +47,11 @@ class Session:
             given += without_owner
             revoked += len(owned) - without_owner - owners_before.count(consumer)
         self.plan = CheckedPlan(target)
-        return ProtocolRun(target, revoked, revoked + given, 2 if revoked else 1, True, revoked)
+        return ProtocolRun(
+            owners=target,
+            releases=revoked,
+            steps=revoked + given,
+            rounds=2 if revoked else 1,
+            converged=True,
+            queues_paused=revoked,
+        )

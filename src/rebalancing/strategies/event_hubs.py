@@ -32,7 +32,9 @@ Cycles: every `load_balancing_interval` (10 s) plus a jitter of up to 20% of it 
 stops cleanly releases its records (owner ""), claimable by the next cycle of any other; one
 that crashes leaves them to expire 60 s (the Python default, 6 cycles) after its last cycle:
 `departures` says which the session assumes for every departure ("graceful", the default:
-rolling restarts and scale-ins stop cleanly; "crash"). Simplified: a renewal never conflicts
+rolling restarts and scale-ins stop cleanly; "crash"). A crashed processor that comes back under
+its owner id before its records expired writes them again in its first cycle (the balancer
+starts from the owner's own active records) and keeps them. Simplified: a renewal never conflicts
 with a claim at the same instant (the claim wins); a tie for the most loaded owner is drawn from
 the seed (the SDK takes the first in the listing); reads and writes take no time.
 

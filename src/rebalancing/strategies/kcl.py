@@ -25,8 +25,11 @@ epsilonMillis) = 20.05 s (fixed delay); the renewer every failoverTimeMillis / 3
 worker that stops (`LeaseCoordinator.stop` drops its leases without releasing them) and one that
 crashes are the same: its leases expire, so a departure's shards wait for the other takers to
 see them expired (20 to 40 s), and very old (over 30 s) the first taker to run takes all of
-them. Simplified: reads and writes take no time, a steal never races the victim's renewal, and a
-tie for the most-loaded worker is drawn from the seed (the Java HashMap's order, elsewhere).
+them. A worker that comes back under its old id (after the group emptied, say) renews at its
+start every lease that still names it, expired or not (`DynamoDBLeaseCoordinator.start` runs
+`DynamoDBLeaseRenewer.initialize` first), and holds them again at once. Simplified: reads and
+writes take no time, a steal never races the victim's renewal, and a tie for the most-loaded
+worker is drawn from the seed (the Java HashMap's order, elsewhere).
 
 - `Session(seed=...)`: the registry's protocol hook; `rebalance(queues, consumers)` returns the
   plan once the group is quiet, with takes, steals, taker runs and the time scores.

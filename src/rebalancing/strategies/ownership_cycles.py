@@ -30,6 +30,7 @@ import heapq
 import itertools
 import math
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
@@ -42,8 +43,6 @@ TakeKind = Literal["claim", "steal"]
 
 NO_OWNER: Any = object()
 """The owner of an unowned record (distinct from every id, None included)."""
-
-_NO_OWNER = NO_OWNER
 
 _NOTICE, _CYCLE, _EXPIRY = 0, 1, 2
 """Event priorities at one instant: stale owners notice first, then the cycles, then records
@@ -135,7 +134,62 @@ class _Tally:
             self.last_time = time
 
 
-class CycleGroup:
+class Record:
+    """One queue's ownership record: its owner (a member, one that has gone, or NO_OWNER) and
+    its version (the ETag, the lease counter), which every write bumps."""
+
+    __slots__ = ("owner", "version")
+
+    def __init__(self, owner: Any = NO_OWNER) -> None:
+        self.owner = owner
+        self.version = 0
+
+
+class Beliefs:
+    """Who processes which queue, kept both ways in one place: `holders` (queue -> the members
+    processing it, in the order they started) and `queues_of` (member -> the queues it
+    processes). Every change goes through the methods here, so the two always say the same."""
+
+    __slots__ = ("holders", "queues_of")
+
+    def __init__(self) -> None:
+        self.holders: dict[Any, list[Any]] = {}
+        self.queues_of: dict[Any, set[Any]] = {}
+
+    def add_queue(self, queue: Any) -> None:
+        self.holders[queue] = []
+
+    def add_member(self, member: Any) -> None:
+        self.queues_of[member] = set()
+
+    def drop_queue(self, queue: Any) -> None:
+        for member in self.holders.pop(queue):
+            self.queues_of[member].discard(queue)
+
+    def drop_member(self, member: Any) -> None:
+        for queue in self.queues_of.pop(member):
+            self.holders[queue].remove(member)
+
+    def believe(self, member: Any, queue: Any) -> bool:
+        """`member` processes `queue` from now on; False when it already did."""
+        holders = self.holders[queue]
+        if member in holders:
+            return False
+        holders.append(member)
+        self.queues_of[member].add(queue)
+        return True
+
+    def disbelieve(self, member: Any, queue: Any) -> bool:
+        """`member` stops processing `queue`; False when it did not (or the queue has gone)."""
+        holders = self.holders.get(queue)
+        if holders is None or member not in holders:
+            return False
+        holders.remove(member)
+        self.queues_of[member].discard(queue)
+        return True
+
+
+class CycleGroup(ABC):
     """One group's ownership table, members and clock across rebalances; a system subclasses it
     with its rule (`decide`), its cycle schedule (`next_cycle_after`), when a member whose queue
     was taken notices (`notice_time`) and what a departure leaves (`depart`).
@@ -143,9 +197,15 @@ class CycleGroup:
     `change(queues, consumers)` applies a membership change at the current time (the end of the
     previous rebalance): removed queues go with their records, departed members stop processing
     (`depart` says what happens to their records), new queues get an unowned record, new
-    members start now with a cycle at once; `settle()` then runs the cycles until the group is
-    quiet: no record held by a departed member, no stale owner yet to notice, and every member
-    has run a cycle that decided nothing since the last successful write.
+    members start now with a cycle at once (one that comes back under the id its records still
+    carry holds them again: see `_come_back`); `settle()` then runs the cycles until the group
+    is quiet: no record held by a departed member, no stale owner yet to notice, and every
+    member has run a cycle that decided nothing since the last successful write.
+
+    The table is `records` (queue -> Record), and, derived from it and kept with it by the
+    methods here alone, `held` (owner -> its records not claimable, never empty), `claimable`
+    (unowned or expired records) and `departed` (gone owners still holding records -> their
+    last renewal); `beliefs` says who processes what. `rule_violations` states their rules.
     """
 
     cycle_seconds: float = 1.0  # the system's nominal cycle, for the default bound
@@ -155,38 +215,36 @@ class CycleGroup:
         self.max_member_cycles = max_member_cycles
         self.now = 0.0
         self.queues: list[Any] = []
-        self.owner: dict[Any, Any] = {}  # queue -> its record's owner (or NO_OWNER)
-        self.version: dict[Any, int] = {}  # queue -> its record's version (ETag, lease counter)
-        self.held: dict[Any, IndexedSet[Any]] = {}  # owner -> its records not claimable
-        self.claimable: IndexedSet[Any] = IndexedSet()  # unowned (or expired) records
+        self.records: dict[Any, Record] = {}
+        self.held: dict[Any, IndexedSet[Any]] = {}
+        self.claimable: IndexedSet[Any] = IndexedSet()
+        self.departed: dict[Any, float] = {}
         self.members: dict[Any, Member] = {}
-        self.departed: dict[Any, float] = {}  # gone, still holding records -> last renewal
-        self.believers: dict[Any, list[Any]] = {}  # queue -> members processing it
-        self.believes: dict[Any, set[Any]] = {}  # member -> queues it processes
+        self.beliefs = Beliefs()
         self._events: list[tuple[float, int, int, Any]] = []
         self._sequence = itertools.count()
         self._pending_notices = 0
         self._tally = _Tally(0.0)
         self._quiet = False  # the last rebalance ended quiet
 
-    # --- what a system says --------------------------------------------------------------------
+    # --- what a system says (every system says each) ------------------------------------------
 
+    @abstractmethod
     def decide(self, member: Member, now: float) -> list[Take]:
         """The takes `member`'s cycle at `now` decides from the table as it reads it."""
-        raise NotImplementedError
 
+    @abstractmethod
     def next_cycle_after(self, member: Member, now: float) -> float:
         """When `member`, which ran a cycle at `now`, runs the next one."""
-        raise NotImplementedError
 
+    @abstractmethod
     def notice_time(self, victim: Member, now: float) -> float:
         """When `victim`, whose queue was taken at `now`, notices and stops processing it."""
-        raise NotImplementedError
 
+    @abstractmethod
     def depart(self, member: Member, now: float) -> None:
-        """What `member`'s leaving at `now` does to its records (they stay by default: see
-        `hold_until_expired` and `release_records`)."""
-        raise NotImplementedError
+        """What `member`'s leaving at `now` does to its records: `release_records` (a graceful
+        close) or `hold_until_expired` (they stay its own until they expire)."""
 
     # --- what a system's rule reads and does -------------------------------------------------
 
@@ -196,9 +254,11 @@ class CycleGroup:
 
     def release_records(self, member: Any) -> None:
         """`member`'s records become unowned at once (a graceful close)."""
-        for queue in self.held.pop(member, IndexedSet()).items:
-            self.owner[queue] = NO_OWNER
-            self.version[queue] += 1
+        for queue in list(self.held.get(member, ())):
+            record = self.records[queue]
+            self._let_go(queue, record)
+            record.owner = NO_OWNER
+            record.version += 1
             self.claimable.add(queue)
             self._tally.releases += 1
 
@@ -210,7 +270,7 @@ class CycleGroup:
         if self.held_count(member):
             self.departed[member] = last_renewal
             if expires_at is not None:
-                self._push(expires_at, _EXPIRY, member)
+                self._push(expires_at, _EXPIRY, (member, last_renewal))
 
     def most_loaded(self, counts: dict[Any, int]) -> tuple[Any, int]:
         """The owner holding the most of `counts` (ties drawn from the seed)."""
@@ -219,7 +279,49 @@ class CycleGroup:
         return (tied[0] if len(tied) == 1 else tied[self.rng.randrange(len(tied))]), most
 
     def takes(self, queues: Sequence[Any], kind: TakeKind) -> list[Take]:
-        return [Take(queue, self.version[queue], kind) for queue in queues]
+        return [Take(queue, self.records[queue].version, kind) for queue in queues]
+
+    # --- the rules of the table ----------------------------------------------------------------
+
+    def rule_violations(self) -> list[str]:
+        """The rules the table, the members and the beliefs keep between two events, each one
+        broken named (empty: all hold). The stateful tests check them after every step."""
+        broken: list[str] = []
+        if self.queues != sorted(self.records) or len(self.queues) != len(self.records):
+            broken.append("one record per queue of the group")
+        holding = {queue: owner for owner, held in self.held.items() for queue in held}
+        for queue, record in self.records.items():
+            if (queue in self.claimable) == (queue in holding):
+                broken.append(f"record {queue!r} is either claimable or held, not both")
+            elif queue in holding and holding[queue] != record.owner:
+                broken.append(f"record {queue!r} is held by its owner")
+        if set(self.claimable) - self.records.keys():
+            broken.append("claimable records exist")
+        if any(owner is NO_OWNER for owner in self.held):
+            broken.append("an unowned record is not held")
+        if [owner for owner, held in self.held.items() if not held]:
+            broken.append("no owner holds an empty set")
+        if not self.departed.keys() <= self.held.keys() or self.departed.keys() & self.members:
+            broken.append("departed owners hold records and are not members")
+        if not self.held.keys() <= self.members.keys() | self.departed.keys():
+            broken.append("every owner holding records is a member or departed")
+        beliefs = self.beliefs
+        if beliefs.holders.keys() != self.records.keys():
+            broken.append("beliefs know every queue")
+        if beliefs.queues_of.keys() != self.members.keys():
+            broken.append("beliefs know every member")
+        both_ways = {(m, q) for q, holders in beliefs.holders.items() for m in holders}
+        if both_ways != {(m, q) for m, queues in beliefs.queues_of.items() for q in queues}:
+            broken.append("beliefs say the same both ways")
+        if sum(map(len, beliefs.holders.values())) != len(both_ways):
+            broken.append("a member processes a queue once")
+        for member in self.members:
+            if not set(self.held.get(member, ())) <= beliefs.queues_of[member]:
+                broken.append(f"member {member!r} processes every record it holds")
+        stale = sum(1 for m, q in both_ways if self.records[q].owner != m)
+        if stale > self._pending_notices:
+            broken.append("every stale owner has a notice coming")
+        return broken
 
     # --- the simulation ------------------------------------------------------------------------
 
@@ -227,20 +329,14 @@ class CycleGroup:
         heapq.heappush(self._events, (time, priority, next(self._sequence), subject))
 
     def _believe(self, member: Any, queue: Any) -> None:
-        holders = self.believers[queue]
-        if member in holders:
-            return
-        holders.append(member)
-        self.believes[member].add(queue)
-        self._counted(queue, len(holders) - 1, len(holders))
+        if self.beliefs.believe(member, queue):
+            after = len(self.beliefs.holders[queue])
+            self._counted(queue, after - 1, after)
 
     def _disbelieve(self, member: Any, queue: Any) -> None:
-        holders = self.believers.get(queue)
-        if holders is None or member not in holders:
-            return
-        holders.remove(member)
-        self.believes[member].discard(queue)
-        self._counted(queue, len(holders) + 1, len(holders))
+        if self.beliefs.disbelieve(member, queue):
+            after = len(self.beliefs.holders[queue])
+            self._counted(queue, after + 1, after)
 
     def _counted(self, queue: Any, before: int, after: int) -> None:
         tally = self._tally
@@ -251,18 +347,39 @@ class CycleGroup:
             tally.paused += 1
             tally.watched.discard(queue)
 
+    def _let_go(self, queue: Any, record: Record) -> None:
+        """`queue` leaves its owner's held records (if held): the one clean-up of `held` and
+        `departed`, so that no owner holds an empty set and a departed owner whose last record
+        went is gone from the table."""
+        records = self.held.get(record.owner)
+        if records is None or queue not in records:
+            return
+        records.discard(queue)
+        if not records:
+            del self.held[record.owner]
+            self.departed.pop(record.owner, None)
+
     def _drop_record(self, queue: Any) -> None:
-        owner = self.owner.pop(queue)
-        del self.version[queue]
+        record = self.records.pop(queue)
+        self._let_go(queue, record)
         self.claimable.discard(queue)
-        records = self.held.get(owner)
-        if records is not None:
-            records.discard(queue)
-            if not records:
-                del self.held[owner]
-                self.departed.pop(owner, None)
-        for member in self.believers.pop(queue):
-            self.believes[member].discard(queue)
+        self.beliefs.drop_queue(queue)
+
+    def _come_back(self, name: Any) -> None:
+        """A member that joins under the id its records still carry (a departed owner) holds
+        them again at once, each renewed (a new version) and processed. KCL: the lease
+        coordinator's `start` first runs the renewer's `initialize`, which renews every lease
+        whose owner is the worker's id, even an expired one, and keeps renewing it
+        (DynamoDBLeaseCoordinator.start, DynamoDBLeaseRenewer.initialize, amazon-kinesis-client
+        v2.7.2). Event Hubs: a processor's cycle, the first at its start, writes again every
+        record it still owns (`to_claim` starts from the owner's own active records:
+        OwnershipManager._balance_ownership, azure-eventhub 5.x). Records that expired are
+        claimable already and stay so. Without this, the member would take its own records
+        one cycle after another and the departed owner would never leave the table."""
+        self.departed.pop(name, None)
+        for queue in self.held.get(name, ()):
+            self.records[queue].version += 1
+            self._believe(name, queue)
 
     def change(self, queues: Iterable[Any], consumers: Iterable[Any]) -> None:
         """The group is now `queues` x `consumers`, as of now (see the class docstring)."""
@@ -274,25 +391,25 @@ class CycleGroup:
             self._drop_record(queue)
         for name in [name for name in self.members if name not in consumer_set]:
             member = self.members.pop(name)
-            for queue in self.believes.pop(name):  # counted below, from the beliefs that remain
-                self.believers[queue].remove(name)
+            self.beliefs.drop_member(name)  # counted below, from the beliefs that remain
             self.depart(member, self.now)
         for queue in sorted_queues:
-            if queue not in self.owner:
-                self.owner[queue] = NO_OWNER
-                self.version[queue] = 0
+            if queue not in self.records:
+                self.records[queue] = Record()
                 self.claimable.add(queue)
-                self.believers[queue] = []
+                self.beliefs.add_queue(queue)
         for name in sorted_consumers:
             if name not in self.members:
                 self.members[name] = member = Member(name, self.now)
-                self.believes[name] = set()
+                self.beliefs.add_member(name)
+                self._come_back(name)
                 self._push(self.now, _CYCLE, member)
         self.members = {name: self.members[name] for name in sorted_consumers}  # sorted
         self.queues = sorted_queues
-        tally.unowned = sum(1 for queue in sorted_queues if not self.believers[queue])
-        tally.doubly = sum(1 for queue in sorted_queues if len(self.believers[queue]) >= 2)
-        tally.watched = {queue for queue in sorted_queues if self.believers[queue]}
+        holders = self.beliefs.holders
+        tally.unowned = sum(1 for queue in sorted_queues if not holders[queue])
+        tally.doubly = sum(1 for queue in sorted_queues if len(holders[queue]) >= 2)
+        tally.watched = {queue for queue in sorted_queues if holders[queue]}
         for member in self.members.values():
             member.cycles = 0
 
@@ -306,8 +423,19 @@ class CycleGroup:
         sorted_queues = sorted_distinct_ids(queues, "queue")
         sorted_consumers = sorted_distinct_ids(consumers, "consumer")
         if self._quiet and sorted_queues == self.queues and sorted_consumers == list(self.members):
-            owners = self._owners()
-            return ProtocolRun(owners, 0, 0, 0, True, 0, None, 0, 0, 0.0, 0.0, 0.0)
+            return ProtocolRun(
+                owners=self._owners(),
+                releases=0,
+                steps=0,
+                rounds=0,
+                converged=True,
+                queues_paused=0,
+                claims=0,
+                steals=0,
+                seconds_to_balance=0.0,
+                queue_seconds_unowned=0.0,
+                queue_seconds_doubly_owned=0.0,
+            )
         self.change(sorted_queues, sorted_consumers)
         return self.settle()
 
@@ -332,11 +460,11 @@ class CycleGroup:
             if priority == _NOTICE:
                 self._pending_notices -= 1
                 victim, queue = subject
-                if queue in self.owner and self.owner[queue] != victim:
+                if queue in self.records and self.records[queue].owner != victim:
                     self._disbelieve(victim, queue)
             elif priority == _EXPIRY:
-                self._expire(subject)
-                quiet.clear()  # the table changed: every member must read it again
+                if self._expire(*subject):
+                    quiet.clear()  # the table changed: every member must read it again
             else:
                 batch = [subject, *self._same_instant(time)]
                 batch = [member for member in batch if self.members.get(member.name) is member]
@@ -357,12 +485,16 @@ class CycleGroup:
             batch.append(heapq.heappop(self._events)[3])
         return batch
 
-    def _expire(self, owner: Any) -> None:
-        if owner not in self.departed:
-            return
+    def _expire(self, owner: Any, last_renewal: float) -> bool:
+        """The records `owner` left behind when it departed, last renewed at `last_renewal`,
+        become claimable; nothing when they went before (taken, or their owner came back:
+        the departure this expiry was set for is over). Whether the table changed."""
+        if self.departed.get(owner, math.nan) != last_renewal:
+            return False
         del self.departed[owner]
-        for queue in self.held.pop(owner, IndexedSet()).items:
+        for queue in self.held.pop(owner).items:
             self.claimable.add(queue)
+        return True
 
     def _run_cycles(self, batch: list[Member], now: float) -> tuple[bool, list[Any]]:
         """The cycles of `batch` at `now`: (whether any write succeeded, the members that
@@ -378,9 +510,10 @@ class CycleGroup:
                 if index >= len(takes):
                     continue
                 take = takes[index]
-                if self.version.get(take.queue) != take.version:
+                record = self.records.get(take.queue)
+                if record is None or record.version != take.version:
                     continue  # the conditional write fails: another took it first
-                self._write(member, take, now)
+                self._write(member, take, record, now)
                 wrote.add(member.name)
         for member in batch:
             member.cycles += 1
@@ -392,18 +525,13 @@ class CycleGroup:
             self._push(member.next_cycle, _CYCLE, member)
         return bool(wrote), [member.name for member in batch if member.name not in deciding]
 
-    def _write(self, member: Member, take: Take, now: float) -> None:
+    def _write(self, member: Member, take: Take, record: Record, now: float) -> None:
         queue = take.queue
-        previous = self.owner[queue]
-        self.version[queue] += 1
-        self.owner[queue] = member.name
+        previous = record.owner
+        self._let_go(queue, record)
+        record.version += 1
+        record.owner = member.name
         self.claimable.discard(queue)
-        records = self.held.get(previous)
-        if records is not None and queue in records:
-            records.discard(queue)
-            if not records:
-                del self.held[previous]
-                self.departed.pop(previous, None)
         self.held.setdefault(member.name, IndexedSet()).add(queue)
         if take.kind == "claim":
             self._tally.claims += 1
@@ -411,7 +539,11 @@ class CycleGroup:
             self._tally.steals += 1
         self._believe(member.name, queue)
         victim = self.members.get(previous)
-        if victim is not None and victim is not member and queue in self.believes[victim.name]:
+        if (
+            victim is not None
+            and victim is not member
+            and queue in self.beliefs.queues_of[victim.name]
+        ):
             self._pending_notices += 1
             self._push(max(now, self.notice_time(victim, now)), _NOTICE, (victim.name, queue))
 
@@ -419,22 +551,20 @@ class CycleGroup:
         """The plan: each live member's records, sorted (members in sorted order)."""
         owners: dict[Any, list[Any]] = empty_plan(list(self.members))
         for queue in self.queues:
-            owned = owners.get(self.owner[queue]) if self.owner[queue] in self.members else None
+            owned = owners.get(self.records[queue].owner)
             if owned is not None:
                 owned.append(queue)
         return owners
 
     def _run(self, converged: bool) -> ProtocolRun:
         tally = self._tally
-        owners = self._owners()
-        writes = tally.claims + tally.steals
         return ProtocolRun(
-            owners,
-            tally.releases,
-            writes,
-            tally.rounds,
-            converged,
-            tally.paused,
+            owners=self._owners(),
+            releases=tally.releases,
+            steps=tally.claims + tally.steals,
+            rounds=tally.rounds,
+            converged=converged,
+            queues_paused=tally.paused,
             claims=tally.claims,
             steals=tally.steals,
             seconds_to_balance=tally.last_change - tally.start,
@@ -450,28 +580,25 @@ class CycleGroup:
         names = list(present)
         named = set(names)
         for queue in queues:
-            name = owner_of.get(queue, _NO_OWNER)
-            if name is not _NO_OWNER and name not in named:
+            name = owner_of.get(queue, NO_OWNER)
+            if name is not NO_OWNER and name not in named:
                 named.add(name)
                 names.append(name)
         for name in names:
             member = Member(name, -self.cycle_seconds * self.rng.random())
             member.next_cycle = member.started_at + self.cycle_seconds
             self.members[name] = member
-            self.believes[name] = set()
+            self.beliefs.add_member(name)
             self._push(member.next_cycle, _CYCLE, member)
         for queue in queues:
-            name = owner_of.get(queue, _NO_OWNER)
-            self.version[queue] = 0
-            if name is _NO_OWNER:
-                self.owner[queue] = NO_OWNER
-                self.believers[queue] = []
+            name = owner_of.get(queue, NO_OWNER)
+            self.records[queue] = Record(name)
+            self.beliefs.add_queue(queue)
+            if name is NO_OWNER:
                 self.claimable.add(queue)
             else:
-                self.owner[queue] = name
                 self.held.setdefault(name, IndexedSet()).add(queue)
-                self.believers[queue] = [name]
-                self.believes[name].add(queue)
+                self._believe(name, queue)
         self.queues = list(queues)
 
 

@@ -68,7 +68,7 @@ def assign_by_ranks(
     previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
 ) -> dict[ConsumerT, list[QueueT]]:
     """`reference_assign`'s plan, the steps run on the queues' ranks
-    (`contract.prepare_ranked`): ints hash, compare and sort at a fraction of the cost of
+    (`ranking.prepare_ranked`): ints hash, compare and sort at a fraction of the cost of
     strings or tuples, and each queue and each previous queue is hashed once. With nothing to
     keep, the ids are dealt out as they are."""
     group = prepare_ranked(queues, consumers, previous)
@@ -101,7 +101,7 @@ def assign_ranks(
 ) -> list[Sequence[int]]:
     """The three steps on ranks 0 .. queue_count - 1: `kept` holds, for each consumer in id
     order, the ranks of its previous queues still here, ascending; `unheld` the other ranks,
-    ascending (see `contract.RankedGroup`). Returns each consumer's ranks, ascending: a
+    ascending (see `ranking.RankedGroup`). Returns each consumer's ranks, ascending: a
     sequence of `kept` that does not change is returned as it is, and none is changed (a
     caller may keep them). Consumer by consumer only where it must be: the lists over their
     quotas, and those handed queues."""

@@ -77,7 +77,14 @@ def activate(
         elif owner_before[queue] != consumer:
             changed += 1
             stepped_down += owner_before[queue] in present
-    run = ProtocolRun(plan, stepped_down, changed, 1 if changed else 0, True, stepped_down)
+    run = ProtocolRun(
+        owners=plan,
+        releases=stepped_down,
+        steps=changed,
+        rounds=1 if changed else 0,
+        converged=True,
+        queues_paused=stepped_down,
+    )
     return run, owner
 
 

@@ -268,5 +268,11 @@ class KernelEngine:
         releases, steps, rounds, converged, paused = counts.tolist()
         plan = self._plan(grouped, starts)
         return ProtocolRun(
-            plan, releases, steps, rounds, bool(converged), paused, positions=(grouped, starts)
+            owners=plan,
+            releases=releases,
+            steps=steps,
+            rounds=rounds,
+            converged=bool(converged),
+            queues_paused=paused,
+            positions=(grouped, starts),
         )
