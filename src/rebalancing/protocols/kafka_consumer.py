@@ -53,23 +53,18 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rebalancing.contract import AssignFunction, ProtocolRun, sorted_distinct_ids
+from rebalancing.contract import AssignFunction, ProtocolRun
 from rebalancing.protocols.kafka_common import (
     Departures,
     HeartbeatPhases,
-    added_up,
-    check_options,
-    checked_lateness,
+    KafkaGroupSession,
     planned,
-    quiet_run,
 )
 from rebalancing.protocols.kafka_timers import ConsumerTimers
-from rebalancing.protocols.ownership_ledger import OwnershipLedger
 
 MemberStateName = Literal["STABLE", "UNREVOKED_PARTITIONS", "UNRELEASED_PARTITIONS"]
 
@@ -152,9 +147,12 @@ class _Client:
     busy_until: float = 0.0
 
 
-class ConsumerSession:
+class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
     """One consumer group under the consumer protocol across rebalances (the module docstring
-    says how). `rebalance`, `change` and `restart` as ClassicSession's."""
+    says how). `rebalance`, `change` and `restart` as ClassicSession's; `max_events` bounds
+    the events one change may run (None: a bound that grows with the group)."""
+
+    counts_heartbeats = True
 
     def __init__(
         self,
@@ -168,21 +166,17 @@ class ConsumerSession:
         heartbeat_phases: HeartbeatPhases = "random",
         max_events: int | None = None,
     ) -> None:
-        if not callable(assignor):
-            raise TypeError(f"assignor must be an assign function, not {assignor!r}")
-        check_options(departures, heartbeat_phases, 1)
-        self.assignor = assignor
-        self.timers = timers if timers is not None else ConsumerTimers()
-        if not isinstance(self.timers, ConsumerTimers):
-            raise TypeError(f"timers must be ConsumerTimers, not {timers!r}")
-        self.rng = random.Random(seed)
-        self.static_membership = static_membership
-        self.departures = departures
-        self.slow_members = dict(slow_members or {})
-        self.heartbeat_phases = heartbeat_phases
+        super().__init__(
+            assignor,
+            timers,
+            ConsumerTimers,
+            seed=seed,
+            static_membership=static_membership,
+            departures=departures,
+            slow_members=slow_members,
+            heartbeat_phases=heartbeat_phases,
+        )
         self.max_events = max_events
-        self.now = 0.0
-        self.queues: list[Any] = []
         self.clients: dict[Any, _Client] = {}
         self.records: dict[Any, MemberRecord] = {}  # the coordinator's members
         self.owner_of: dict[Any, Any] = {}  # partition -> member whose record holds it
@@ -193,9 +187,13 @@ class ConsumerSession:
         self._events: list[tuple[float, int, int, Any, int]] = []
         self._sequence = itertools.count()
         self._expiring: dict[Any, float] = {}  # gone members the coordinator still holds
-        self._quiet = False
-        self._ledger = OwnershipLedger(0.0, {})
         self._counts = [0, 0, 0, 0]  # heartbeats, targets computed, releases, steps
+
+    def consumed(self) -> dict[Any, set[Any]]:
+        return {member: client.owned for member, client in self.clients.items()}
+
+    def restart_heartbeat_timer(self, member: Any, at: float) -> None:
+        self.clients[member].last_sent = at
 
     # --- the coordinator -------------------------------------------------------------------
 
@@ -291,19 +289,12 @@ class ConsumerSession:
             for member, record in self.records.items()
         )
 
-    def _owners(self) -> dict[Any, list[Any]]:
-        return {member: sorted(self.clients[member].owned) for member in sorted(self.clients)}
-
     def _next_regular(self, client: _Client, after: float) -> float:
         interval = self.timers.heartbeat_interval
         if self.heartbeat_phases == "random":
             return after + (1.0 - self.rng.random()) * interval
         beats = math.floor((after - client.last_sent) / interval) + 1
         return client.last_sent + beats * interval
-
-    def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
-        """The group is now `queues` x `consumers` (StrategySession)."""
-        return self.change(queues, consumers)
 
     def change(
         self,
@@ -313,27 +304,12 @@ class ConsumerSession:
         crashed: Iterable[Any] = (),
         slow: Mapping[Any, float] | None = None,
     ) -> ProtocolRun:
-        """As ClassicSession.change: the group is now `queues` x `consumers`; run until
-        every member is STABLE on the newest target and consumes what it is assigned."""
-        sorted_queues = sorted_distinct_ids(queues, "queue")
-        sorted_consumers = sorted_distinct_ids(consumers, "consumer")
-        crashed_members = set(crashed)
-        for member in crashed_members:
-            if member not in self.clients or member in sorted_consumers:
-                raise ValueError(f"crashed member {member!r} is not a member that left")
-        remaining = [member for member in sorted_consumers if member in self.clients]
-        lateness = checked_lateness(
-            {**self.slow_members, **(slow or {})} if (slow or self.slow_members) else None,
-            remaining,
-            self.timers.rebalance_timeout,
-            0.0,
-        )
-        if (
-            self._quiet
-            and sorted_queues == self.queues
-            and sorted_consumers == sorted(self.clients)
-        ):
-            return quiet_run(self._owners(), 0)
+        """KafkaGroupSession.change, under the consumer protocol: heartbeats until every
+        member is STABLE on the newest target and consumes what it is assigned."""
+        read = self.read_change(queues, consumers, crashed, slow, slack=0.0)
+        if self.unchanged(read):
+            return self.quiet_run()
+        sorted_queues, sorted_consumers = read.queues, read.consumers
         start = self.now
         self._events = []
         for member, time in self._expiring.items():  # left by a run cut short
@@ -357,18 +333,14 @@ class ConsumerSession:
             client.owned &= queue_set
             client.desired &= queue_set
         self.queues = sorted_queues
-        consuming: dict[Any, set[Any]] = {queue: set() for queue in sorted_queues}
-        for member, client in self.clients.items():
-            for queue in client.owned:
-                consuming[queue].add(member)
-        self._ledger = ledger = OwnershipLedger(start, consuming)
+        ledger = self.new_ledger(start)
         for member in sorted(self.clients):
             if member in sorted_consumers:
                 continue
             client = self.clients.pop(member)
             for queue in sorted(client.owned):
                 ledger.stop(start, member, queue, revoked=False)
-            crash = member in crashed_members or self.departures == "crash"
+            crash = member in read.crashed or self.departures == "crash"
             if crash:  # its last heartbeat: one interval before the next it would have sent
                 last = self._next_regular(client, start) - self.timers.heartbeat_interval
                 self._expire_at(member, last + self.timers.session_timeout)
@@ -385,7 +357,7 @@ class ConsumerSession:
                 self._push(start, _HEARTBEAT, member, 0)
             else:
                 client = present
-                client.busy_until = start + lateness.get(member, 0.0)
+                client.busy_until = start + read.lateness.get(member, 0.0)
                 client.token += 1
                 self._push(self._next_regular(client, start), _HEARTBEAT, member, client.token)
         return self._settle(start)
@@ -419,75 +391,12 @@ class ConsumerSession:
             elif token == self.clients[member].token or token == 0:
                 self._heartbeat(member, time)
         self._quiet = converged
-        totals = self._ledger.finish(self.now)
         heartbeats, targets, releases, steps = self._counts
-        return ProtocolRun(
-            owners=self._owners(),
+        return self.scored(
+            self.now,
             releases=releases,
             steps=steps,
             rounds=targets,
             converged=converged,
-            queues_paused=totals.queues_paused,
-            seconds_to_balance=totals.seconds_to_balance,
-            queue_seconds_unowned=totals.queue_seconds_unowned,
-            queue_seconds_doubly_owned=totals.queue_seconds_doubly_owned,
-            queue_seconds_paused=totals.queue_seconds_paused,
             heartbeats=heartbeats,
         )
-
-    def most_consumers(self) -> int:
-        """The most members that consumed one partition at once in the last rebalance."""
-        return self._ledger.finish(self.now).most_consumers
-
-    def restart(
-        self,
-        members: Iterable[Any],
-        down_seconds: float,
-        *,
-        slow: Mapping[Any, float] | None = None,
-    ) -> ProtocolRun:
-        """As ClassicSession.restart: a static member back within the session timeout takes
-        back its assignment (its record was kept); otherwise a leave, then a join."""
-        batch = sorted_distinct_ids(members, "member")
-        for member in batch:
-            if member not in self.clients:
-                raise ValueError(f"restarted member {member!r} is not a member of the group")
-        if isinstance(down_seconds, bool) or not isinstance(down_seconds, int | float):
-            raise TypeError(f"down_seconds must be seconds, not {down_seconds!r}")
-        if not (math.isfinite(down_seconds) and down_seconds >= 0):
-            raise ValueError(f"down_seconds must be finite and >= 0, not {down_seconds!r}")
-        start = self.now
-        everyone = sorted(self.clients)
-        if self.static_membership and down_seconds < self.timers.session_timeout:
-            consuming: dict[Any, set[Any]] = {queue: set() for queue in self.queues}
-            for member, client in self.clients.items():
-                for queue in client.owned:
-                    consuming[queue].add(member)
-            self._ledger = ledger = OwnershipLedger(start, consuming)
-            back = start + down_seconds
-            for member in batch:
-                client = self.clients[member]
-                for queue in sorted(client.owned):
-                    ledger.stop(start, member, queue, revoked=False)
-                    ledger.begin(back, member, queue)
-                client.last_sent = back
-            self.now = back
-            totals = ledger.finish(back)
-            return ProtocolRun(
-                owners=self._owners(),
-                releases=0,
-                steps=0,
-                rounds=0,
-                converged=self._quiet,
-                queues_paused=0,
-                seconds_to_balance=totals.seconds_to_balance,
-                queue_seconds_unowned=totals.queue_seconds_unowned,
-                queue_seconds_doubly_owned=totals.queue_seconds_doubly_owned,
-                queue_seconds_paused=0.0,
-                heartbeats=3 * len(batch),  # the leave, the rejoin, the acknowledgement
-            )
-        leaving = self.change(self.queues, [m for m in everyone if m not in batch], slow=slow)
-        rejoin_at = max(self.now, start + down_seconds)
-        self.now = rejoin_at
-        back_run = self.change(self.queues, everyone)
-        return added_up(leaving, back_run, rejoin_at - start)
