@@ -83,7 +83,6 @@ class MemberRecord:
 
 
 def next_member_state(
-    member: Any,
     record: MemberRecord,
     target_epoch: int,
     target: frozenset[Any],
@@ -92,24 +91,21 @@ def next_member_state(
 ) -> MemberRecord:
     """CurrentAssignmentBuilder.build: `record` moved towards `target` (of `target_epoch`),
     given who holds each partition (`owner_of`: the coordinator's records, the member's own
-    included) and the partitions the member's heartbeat reports."""
+    included, as Kafka's partition epochs are: a partition the member itself still has to
+    revoke is not given back to it until it is revoked) and the partitions the member's
+    heartbeat reports."""
     if record.state == "STABLE":
         if record.epoch == target_epoch:
             return record
-        return _next_assignment(
-            member, record, record.epoch, target_epoch, target, owner_of, reported
-        )
+        return _next_assignment(record, record.epoch, target_epoch, target, owner_of, reported)
     if record.state == "UNREVOKED_PARTITIONS":
         if reported & record.pending_revocation:
             return record
-        return _next_assignment(
-            member, record, record.epoch + 1, target_epoch, target, owner_of, reported
-        )
-    return _next_assignment(member, record, record.epoch, target_epoch, target, owner_of, reported)
+        return _next_assignment(record, record.epoch + 1, target_epoch, target, owner_of, reported)
+    return _next_assignment(record, record.epoch, target_epoch, target, owner_of, reported)
 
 
 def _next_assignment(
-    member: Any,
     record: MemberRecord,
     epoch: int,
     target_epoch: int,
@@ -117,8 +113,10 @@ def _next_assignment(
     owner_of: Mapping[Any, Any],
     reported: frozenset[Any],
 ) -> MemberRecord:
-    """CurrentAssignmentBuilder.computeNextAssignment."""
-    del member  # the member's own records count as held, as the partition epochs do in Kafka
+    """CurrentAssignmentBuilder.computeNextAssignment: keep what the target keeps; revoke
+    first (UNREVOKED_PARTITIONS at `epoch`) while the member still reports a partition to
+    give up; else move to `target_epoch`, taking what no record holds and waiting
+    (UNRELEASED_PARTITIONS) for the rest."""
     kept = record.assigned & target
     to_revoke = record.assigned - kept
     to_assign = target - kept
@@ -132,6 +130,17 @@ def _next_assignment(
     if unreleased:
         return MemberRecord("UNRELEASED_PARTITIONS", target_epoch, kept)
     return MemberRecord("STABLE", target_epoch, kept)
+
+
+@dataclass
+class _Tally:
+    """What one change cost, counted as it runs (ProtocolRun's heartbeats, rounds, releases
+    and steps)."""
+
+    heartbeats: int = 0
+    targets_computed: int = 0
+    releases: int = 0
+    steps: int = 0
 
 
 @dataclass
@@ -187,7 +196,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         self._events: list[tuple[float, int, int, Any, int]] = []
         self._sequence = itertools.count()
         self._expiring: dict[Any, float] = {}  # gone members the coordinator still holds
-        self._counts = [0, 0, 0, 0]  # heartbeats, targets computed, releases, steps
+        self._tally = _Tally()
 
     def consumed(self) -> dict[Any, set[Any]]:
         return {member: client.owned for member, client in self.clients.items()}
@@ -222,7 +231,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
 
     def _heartbeat(self, member: Any, now: float) -> None:
         client = self.clients[member]
-        self._counts[0] += 1
+        self._tally.heartbeats += 1
         client.last_sent = now
         client.token += 1
         self._push(now + self.timers.heartbeat_interval, _HEARTBEAT, member, client.token)
@@ -241,9 +250,8 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             plan = planned(self.assignor, self.queues, members, previous)
             self.target = {other: frozenset(plan[other]) for other in members}
             self.target_epoch = self.group_epoch
-            self._counts[1] += 1
+            self._tally.targets_computed += 1
         record = next_member_state(
-            member,
             self.records[member],
             self.target_epoch,
             self.target[member],
@@ -261,10 +269,10 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         client.reconciling = False
         for queue in sorted(client.owned - client.desired):
             self._ledger.stop(now, member, queue, revoked=True)
-            self._counts[2] += 1
+            self._tally.releases += 1
         for queue in sorted(client.desired - client.owned):
             self._ledger.begin(now, member, queue)
-            self._counts[3] += 1
+            self._tally.steps += 1
         client.owned = set(client.desired)
         self._heartbeat(member, now)  # the acknowledgement goes at once
 
@@ -314,7 +322,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         self._events = []
         for member, time in self._expiring.items():  # left by a run cut short
             self._push(time, _EXPIRE, member, 0)
-        self._counts = [0, 0, 0, 0]
+        self._tally = _Tally()
         queue_set = set(sorted_queues)
         if queue_set != set(self.queues):
             self.metadata_stale = True
@@ -345,10 +353,10 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
                 last = self._next_regular(client, start) - self.timers.heartbeat_interval
                 self._expire_at(member, last + self.timers.session_timeout)
             elif self.static_membership:  # a temporary leave (epoch -2): kept till timed out
-                self._counts[0] += 1
+                self._tally.heartbeats += 1
                 self._expire_at(member, start + self.timers.session_timeout)
             else:  # a leave (epoch -1)
-                self._counts[0] += 1
+                self._tally.heartbeats += 1
                 self._remove_member(member)
         for member in sorted_consumers:
             present = self.clients.get(member)
@@ -391,12 +399,11 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             elif token == self.clients[member].token or token == 0:
                 self._heartbeat(member, time)
         self._quiet = converged
-        heartbeats, targets, releases, steps = self._counts
         return self.scored(
             self.now,
-            releases=releases,
-            steps=steps,
-            rounds=targets,
+            releases=self._tally.releases,
+            steps=self._tally.steps,
+            rounds=self._tally.targets_computed,
             converged=converged,
-            heartbeats=heartbeats,
+            heartbeats=self._tally.heartbeats,
         )
