@@ -200,3 +200,14 @@ def test_next_member_state_follows_the_current_assignment_builder() -> None:
     assert waiting == MemberRecord("UNRELEASED_PARTITIONS", 2, frozenset({2}))
     got = next_member_state(waiting, 2, frozenset({1, 2}), {2: "b"}, frozenset({2}))
     assert got == MemberRecord("STABLE", 2, frozenset({1, 2}))
+
+
+def test_consumer_protocol_static_leave_times_out_from_the_last_heartbeat() -> None:
+    session = ConsumerSession(sticky.assign, static_membership=True, heartbeat_phases="synced")
+    session.rebalance(range(4), ["a", "b"])  # settles at 5; b last heartbeats at 5
+    session.restart(["a"], 2.0)  # a back at 7, heartbeating at 12, 17, ...
+    run = session.rebalance(range(4), ["a"])
+    # b's leave at 7 (epoch -2) does not restart its session timer: it is timed out at
+    # 5 + 45 = 50, not 52, and a's heartbeat at 52 gets [2, 3], unowned 45 s each
+    assert run.owners == {"a": [0, 1, 2, 3]}
+    assert (run.seconds_to_balance, run.queue_seconds_unowned) == (45.0, 90.0)

@@ -7,8 +7,8 @@ group-coordinator's modern/consumer/CurrentAssignmentBuilder (the reconciliation
 UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS), GroupMetadataManager (`consumerGroupHeartbeat`:
 the group epoch bumped by a membership or metadata change, the target assignment recomputed on
 the next heartbeat when the group epoch is ahead of it; a leave with epoch -1, a static
-member's temporary leave with epoch -2 that keeps its assignment for the session timeout), and
-the client's consumer/internals/MemberState (ACKNOWLEDGING: once a member has reconciled, its
+member's temporary leave with epoch -2 that keeps its assignment until its session times out),
+and the client's consumer/internals/MemberState (ACKNOWLEDGING: once a member has reconciled, its
 next heartbeat goes at once, not at the interval); timers: kafka_timers.
 
 The model, per change at the session's clock t0:
@@ -32,9 +32,11 @@ The model, per change at the session's clock t0:
   held one partition for two members, and `most_consumers()` tells the most members that
   consumed one partition at once in the last rebalance (the tests check it is 1).
 - A graceful leave frees the member's partitions at once; a crash frees them when the session
-  times out (`group.consumer.session.timeout.ms` after the member's last heartbeat); a static
-  member (KIP-345) leaving for good is timed out the same way, from its leave. A static member
-  restarting within the session timeout (`restart`) takes back its assignment: nothing moves.
+  times out (`group.consumer.session.timeout.ms` after the member's last heartbeat). A static
+  member (KIP-345) leaves with epoch -2 (`consumerGroupStaticMemberGroupLeave`): the
+  coordinator keeps its assignment, drops its pending revocations, and times it out as a
+  crash, the leave not restarting its session timer. A static member restarting within the
+  session timeout (`restart`) takes back its assignment: nothing moves.
 - The members' heartbeat phases at a change are drawn from `random.Random(seed)` (sorted member
   order), or kept on each member's grid ("synced"). Network and assignor time are zero.
 - Not modelled: a member that misses the rebalance timeout (refused), assignment batching of
@@ -54,7 +56,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from rebalancing.contract import AssignFunction, ProtocolRun
@@ -349,15 +351,20 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             for queue in sorted(client.owned):
                 ledger.stop(start, member, queue, revoked=False)
             crash = member in read.crashed or self.departures == "crash"
-            if crash:  # its last heartbeat: one interval before the next it would have sent
-                last = self._next_regular(client, start) - self.timers.heartbeat_interval
-                self._expire_at(member, last + self.timers.session_timeout)
-            elif self.static_membership:  # a temporary leave (epoch -2): kept till timed out
-                self._tally.heartbeats += 1
-                self._expire_at(member, start + self.timers.session_timeout)
-            else:  # a leave (epoch -1)
+            if not crash and not self.static_membership:  # a leave (epoch -1)
                 self._tally.heartbeats += 1
                 self._remove_member(member)
+                continue
+            if not crash:  # a static member's temporary leave (epoch -2): the coordinator
+                # keeps its assignment, drops what it still had to revoke, and lets the session
+                # timer of its last heartbeat run out (the leave does not restart it)
+                self._tally.heartbeats += 1
+                kept = self.records.get(member)  # None: its join was never heard
+                if kept is not None:
+                    self._set_record(member, replace(kept, pending_revocation=frozenset()))
+            # its last heartbeat: one interval before the next it would have sent
+            last = self._next_regular(client, start) - self.timers.heartbeat_interval
+            self._expire_at(member, last + self.timers.session_timeout)
         for member in sorted_consumers:
             present = self.clients.get(member)
             if present is None:
