@@ -58,6 +58,7 @@ from typing import Any, Literal
 
 from rebalancing.contract import AssignFunction, ProtocolRun
 from rebalancing.protocols.kafka_common import (
+    Change,
     Departures,
     HeartbeatPhases,
     KafkaGroupSession,
@@ -180,18 +181,34 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         )
         if self.unchanged(read):
             return self.quiet_run()
-        sorted_queues, sorted_consumers, remaining = read.queues, read.consumers, read.staying
         start = self.now
         self._draw_phases(start)
-        queue_set = set(sorted_queues)
+        queue_set = set(read.queues)
         metadata_changed = queue_set != set(self.queues)
-        self.queues = sorted_queues
+        self.queues = read.queues
         for member in self.owned:
             self.owned[member] &= queue_set
         ledger = self.new_ledger(start)
-        timed_out: list[float] = []  # when the coordinator learns of each departure
+        joined, timed_out, told_at_once = self._apply_membership(read, start, ledger)
+        if not read.consumers:
+            self._quiet = True
+            return self.scored(
+                start, releases=0, steps=0, rounds=0, converged=True, heartbeats=None
+            )
+        own_join, trigger = self._first_joins(
+            read, start, joined, timed_out, told_at_once, metadata_changed
+        )
+        return self._join_sync_rounds(read, start, ledger, own_join, trigger, timed_out)
+
+    def _apply_membership(
+        self, read: Change, start: float, ledger: OwnershipLedger
+    ) -> tuple[list[Any], list[float], bool]:
+        """Drop the members gone from `read` (their partitions stop at `start`) and add the
+        new ones. Returns (the members that joined, when the coordinator times out each
+        departure it learns of that way, whether a departure sent a LeaveGroup)."""
+        timed_out: list[float] = []
         told_at_once = False
-        for member in [member for member in self.owned if member not in sorted_consumers]:
+        for member in [member for member in self.owned if member not in read.consumers]:
             for queue in sorted(self.owned.pop(member)):
                 ledger.stop(start, member, queue, revoked=False)
             crash = member in read.crashed or self.departures == "crash"
@@ -201,24 +218,32 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
                 told_at_once = True
             del self.phase[member]
             del self.join_order[member]
-        joined = [member for member in sorted_consumers if member not in self.owned]
+        joined = [member for member in read.consumers if member not in self.owned]
         for member in joined:
             self.owned[member] = set()
             self.phase[member] = start
             self.join_order[member] = self._joins
             self._joins += 1
-        if not sorted_consumers:
-            self._quiet = True
-            return self.scored(
-                start, releases=0, steps=0, rounds=0, converged=True, heartbeats=None
-            )
-        # who joins of its own accord, and when: new members now, the leader on new metadata
+        return joined, timed_out, told_at_once
+
+    def _first_joins(
+        self,
+        read: Change,
+        start: float,
+        joined: list[Any],
+        timed_out: list[float],
+        told_at_once: bool,
+        metadata_changed: bool,
+    ) -> tuple[dict[Any, float], float]:
+        """Who joins of its own accord, and when (new members at `start`, the leader at its
+        metadata refresh when partitions changed), and when the coordinator first prepares
+        the rebalance."""
         own_join = {member: start for member in joined}
         triggers = [*timed_out]
         if joined or told_at_once:
             triggers.append(start)
-        if metadata_changed and remaining:
-            leader = min(remaining, key=self.join_order.__getitem__)
+        if metadata_changed and read.staying:
+            leader = min(read.staying, key=self.join_order.__getitem__)
             if self.heartbeat_phases == "random":
                 refresh = start + self.rng.random() * self.timers.metadata_max_age
             else:
@@ -227,10 +252,23 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             triggers.append(refresh)
         if not triggers:  # nothing new, but the last rebalance did not settle: all rejoin
             triggers.append(start)
-            own_join.update({member: start for member in sorted_consumers})
-        initial = not remaining and not timed_out
-        trigger = min(triggers)
-        busy = {member: start + read.lateness.get(member, 0.0) for member in sorted_consumers}
+            own_join.update({member: start for member in read.consumers})
+        return own_join, min(triggers)
+
+    def _join_sync_rounds(
+        self,
+        read: Change,
+        start: float,
+        ledger: OwnershipLedger,
+        own_join: dict[Any, float],
+        trigger: float,
+        timed_out: list[float],
+    ) -> ProtocolRun:
+        """The join/sync rounds from the rebalance prepared at `trigger` until a sync revokes
+        nothing (or `max_rounds`), and their run."""
+        members = read.consumers
+        initial = not read.staying and not timed_out  # an empty group's first join
+        busy = {member: start + read.lateness.get(member, 0.0) for member in members}
         rounds = releases = steps = 0
         end = start
         converged = False
@@ -241,7 +279,7 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
                     min(own_join.get(member, math.inf), self.next_heartbeat(member, trigger)),
                     busy[member],
                 )
-                for member in sorted_consumers
+                for member in members
             }
             if initial:
                 first, *later = sorted(joins.values())
@@ -249,16 +287,16 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             else:
                 end = max([*joins.values(), *timed_out])
             initial, timed_out = False, []
-            previous = {member: sorted(self.owned[member]) for member in sorted_consumers}
+            previous = {member: sorted(self.owned[member]) for member in members}
             if self.protocol == "eager":
-                for member in sorted_consumers:
+                for member in members:
                     for queue in previous[member]:
                         ledger.stop(joins[member], member, queue, revoked=True)
                     releases += len(previous[member])
-            target = planned(self.assignor, sorted_queues, sorted_consumers, previous)
+            target = planned(self.assignor, read.queues, members, previous)
             revokers, handed = self._sync(ledger, end, target, previous)
             steps += handed
-            for member in sorted_consumers:
+            for member in members:
                 self.phase[member] = end  # the heartbeat timer restarts at the sync
             if not revokers:
                 converged = True

@@ -67,6 +67,7 @@ from rebalancing.protocols.kafka_common import (
     planned,
 )
 from rebalancing.protocols.kafka_timers import ConsumerTimers
+from rebalancing.protocols.ownership_ledger import OwnershipLedger
 
 MemberStateName = Literal["STABLE", "UNREVOKED_PARTITIONS", "UNRELEASED_PARTITIONS"]
 
@@ -284,6 +285,8 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         heapq.heappush(self._events, (time, priority, next(self._sequence), member, token))
 
     def _settled(self) -> bool:
+        """No member joining, reconciling or being timed out, and every record STABLE on
+        the newest target with its client consuming exactly what the record assigns."""
         if self._expiring or any(client.reconciling for client in self.clients.values()):
             return False
         if any(member not in self.records for member in self.clients):
@@ -325,46 +328,14 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         for member, time in self._expiring.items():  # left by a run cut short
             self._push(time, _EXPIRE, member, 0)
         self._tally = _Tally()
-        queue_set = set(sorted_queues)
-        if queue_set != set(self.queues):
+        if set(sorted_queues) != set(self.queues):
             self.metadata_stale = True
-        for member in list(self.records):  # removed partitions leave every record
-            record = self.records[member]
-            self._set_record(
-                member,
-                MemberRecord(
-                    record.state,
-                    record.epoch,
-                    record.assigned & queue_set,
-                    record.pending_revocation & queue_set,
-                ),
-            )
-        for client in self.clients.values():
-            client.owned &= queue_set
-            client.desired &= queue_set
+        self._keep_only(set(sorted_queues))
         self.queues = sorted_queues
         ledger = self.new_ledger(start)
         for member in sorted(self.clients):
-            if member in sorted_consumers:
-                continue
-            client = self.clients.pop(member)
-            for queue in sorted(client.owned):
-                ledger.stop(start, member, queue, revoked=False)
-            crash = member in read.crashed or self.departures == "crash"
-            if not crash and not self.static_membership:  # a leave (epoch -1)
-                self._tally.heartbeats += 1
-                self._remove_member(member)
-                continue
-            if not crash:  # a static member's temporary leave (epoch -2): the coordinator
-                # keeps its assignment, drops what it still had to revoke, and lets the session
-                # timer of its last heartbeat run out (the leave does not restart it)
-                self._tally.heartbeats += 1
-                kept = self.records.get(member)  # None: its join was never heard
-                if kept is not None:
-                    self._set_record(member, replace(kept, pending_revocation=frozenset()))
-            # its last heartbeat: one interval before the next it would have sent
-            last = self._next_regular(client, start) - self.timers.heartbeat_interval
-            self._expire_at(member, last + self.timers.session_timeout)
+            if member not in sorted_consumers:
+                self._depart(member, member in read.crashed, start, ledger)
         for member in sorted_consumers:
             present = self.clients.get(member)
             if present is None:
@@ -375,14 +346,55 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
                 client.busy_until = start + read.lateness.get(member, 0.0)
                 client.token += 1
                 self._push(self._next_regular(client, start), _HEARTBEAT, member, client.token)
-        return self._settle(start)
+        return self._run_until_settled()
+
+    def _keep_only(self, queues: set[Any]) -> None:
+        """Partitions removed from the group leave every record and every client."""
+        for member in list(self.records):
+            record = self.records[member]
+            self._set_record(
+                member,
+                replace(
+                    record,
+                    assigned=record.assigned & queues,
+                    pending_revocation=record.pending_revocation & queues,
+                ),
+            )
+        for client in self.clients.values():
+            client.owned &= queues
+            client.desired &= queues
+
+    def _depart(self, member: Any, crashed: bool, start: float, ledger: OwnershipLedger) -> None:
+        """`member` stops consuming at `start`; the coordinator hears of it as its departure
+        says: a leave at once, a crash or a static member's leave when its session times
+        out."""
+        client = self.clients.pop(member)
+        for queue in sorted(client.owned):
+            ledger.stop(start, member, queue, revoked=False)
+        crash = crashed or self.departures == "crash"
+        if not crash and not self.static_membership:  # a leave (epoch -1)
+            self._tally.heartbeats += 1
+            self._remove_member(member)
+            return
+        if not crash:  # a static member's temporary leave (epoch -2): the coordinator keeps
+            # its assignment, drops what it still had to revoke, and lets the session timer
+            # of its last heartbeat run out (the leave does not restart it)
+            self._tally.heartbeats += 1
+            kept = self.records.get(member)  # None: its join was never heard
+            if kept is not None:
+                self._set_record(member, replace(kept, pending_revocation=frozenset()))
+        # its last heartbeat: one interval before the next it would have sent
+        last = self._next_regular(client, start) - self.timers.heartbeat_interval
+        self._expire_at(member, last + self.timers.session_timeout)
 
     def _expire_at(self, member: Any, time: float) -> None:
         if member in self.records:
             self._expiring[member] = time
             self._push(time, _EXPIRE, member, 0)
 
-    def _settle(self, start: float) -> ProtocolRun:
+    def _run_until_settled(self) -> ProtocolRun:
+        """Run the events in time order until the group is settled, or until `max_events`
+        (then the run has not converged), and score the rebalance."""
         bound = self.max_events
         if bound is None:
             bound = 10_000 + 200 * (len(self.queues) + len(self.clients))
