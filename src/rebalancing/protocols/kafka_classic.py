@@ -116,10 +116,10 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         self.join_order: dict[Any, int] = {}  # member -> when it joined (the leader: first)
         self._joins = 0
 
-    def consumed(self) -> dict[Any, set[Any]]:
+    def _consumed(self) -> dict[Any, set[Any]]:
         return self.owned
 
-    def restart_heartbeat_timer(self, member: Any, at: float) -> None:
+    def _restart_heartbeat_timer(self, member: Any, at: float) -> None:
         self.phase[member] = at
 
     # --- clocks ----------------------------------------------------------------------------
@@ -176,11 +176,11 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
     ) -> ProtocolRun:
         """KafkaGroupSession.change, under the classic protocol: join/sync rounds until a
         sync revokes nothing (or `max_rounds`)."""
-        read = self.read_change(
+        read = self._read_change(
             queues, consumers, crashed, slow, slack=self.timers.heartbeat_interval
         )
-        if self.unchanged(read):
-            return self.quiet_run()
+        if self._unchanged(read):
+            return self._quiet_run()
         start = self.now
         self._draw_phases(start)
         queue_set = set(read.queues)
@@ -188,11 +188,11 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         self.queues = read.queues
         for member in self.owned:
             self.owned[member] &= queue_set
-        ledger = self.new_ledger(start)
+        ledger = self._new_ledger(start)
         joined, timed_out, told_at_once = self._apply_membership(read, start, ledger)
         if not read.consumers:
             self._quiet = True
-            return self.scored(
+            return self._scored(
                 start, releases=0, steps=0, rounds=0, converged=True, heartbeats=None
             )
         own_join, trigger = self._first_joins(
@@ -306,7 +306,7 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             own_join = dict.fromkeys(revokers, end)
         self.now = end
         self._quiet = converged
-        return self.scored(
+        return self._scored(
             end, releases=releases, steps=steps, rounds=rounds, converged=converged, heartbeats=None
         )
 

@@ -92,8 +92,8 @@ class KafkaGroupSession(ABC, Generic[Timers]):
     end of the last rebalance), the group's partitions, the ledger of the last rebalance, and
     `rebalance` and `restart` over the subclass's `change`.
 
-    A subclass says what each live member consumes (`consumed`), restarts a member's heartbeat
-    timer (`restart_heartbeat_timer`) and runs a change (`change`)."""
+    A subclass says what each live member consumes (`_consumed`), restarts a member's heartbeat
+    timer (`_restart_heartbeat_timer`) and runs a change (`change`)."""
 
     counts_heartbeats: ClassVar[bool]
     """Whether the protocol's runs count heartbeat requests (ProtocolRun.heartbeats)."""
@@ -133,11 +133,11 @@ class KafkaGroupSession(ABC, Generic[Timers]):
         self._ledger = OwnershipLedger(0.0, {})
 
     @abstractmethod
-    def consumed(self) -> Mapping[Any, set[Any]]:
+    def _consumed(self) -> Mapping[Any, set[Any]]:
         """Each live member -> the partitions it consumes now."""
 
     @abstractmethod
-    def restart_heartbeat_timer(self, member: Any, at: float) -> None:
+    def _restart_heartbeat_timer(self, member: Any, at: float) -> None:
         """`member` heartbeats again from `at` on (it came back from a static restart)."""
 
     @abstractmethod
@@ -161,7 +161,7 @@ class KafkaGroupSession(ABC, Generic[Timers]):
         """The most members that consumed one partition at once in the last rebalance."""
         return self._ledger.finish(self.now).most_consumers
 
-    def read_change(
+    def _read_change(
         self,
         queues: Iterable[Any],
         consumers: Iterable[Any],
@@ -174,7 +174,7 @@ class KafkaGroupSession(ABC, Generic[Timers]):
         rebalance timeout), with the errors naming the culprit."""
         sorted_queues = sorted_distinct_ids(queues, "queue")
         sorted_consumers = sorted_distinct_ids(consumers, "consumer")
-        members = self.consumed()
+        members = self._consumed()
         crashed_members = set(crashed)
         for member in crashed_members:
             if member not in members or member in sorted_consumers:
@@ -185,29 +185,29 @@ class KafkaGroupSession(ABC, Generic[Timers]):
         )
         return Change(sorted_queues, sorted_consumers, crashed_members, staying, lateness)
 
-    def unchanged(self, change: Change) -> bool:
+    def _unchanged(self, change: Change) -> bool:
         """The last rebalance converged and `change` changes nothing: no rebalance to run."""
         return (
             self._quiet
             and change.queues == self.queues
-            and change.consumers == sorted(self.consumed())
+            and change.consumers == sorted(self._consumed())
         )
 
-    def owners(self) -> dict[Any, list[Any]]:
+    def _owners(self) -> dict[Any, list[Any]]:
         """Each live member -> the partitions it consumes, sorted (ProtocolRun.owners)."""
-        consumed = self.consumed()
+        consumed = self._consumed()
         return {member: sorted(consumed[member]) for member in sorted(consumed)}
 
-    def new_ledger(self, start: float) -> OwnershipLedger:
+    def _new_ledger(self, start: float) -> OwnershipLedger:
         """The ledger of a rebalance from `start`, of the group's partitions as consumed now."""
         consuming: dict[Any, set[Any]] = {queue: set() for queue in self.queues}
-        for member, owned in self.consumed().items():
+        for member, owned in self._consumed().items():
             for queue in owned:
                 consuming[queue].add(member)
         self._ledger = OwnershipLedger(start, consuming)
         return self._ledger
 
-    def scored(
+    def _scored(
         self,
         end: float,
         *,
@@ -220,7 +220,7 @@ class KafkaGroupSession(ABC, Generic[Timers]):
         """The run of the rebalance the ledger recorded, integrated up to `end`."""
         totals = self._ledger.finish(end)
         return ProtocolRun(
-            owners=self.owners(),
+            owners=self._owners(),
             releases=releases,
             steps=steps,
             rounds=rounds,
@@ -233,10 +233,10 @@ class KafkaGroupSession(ABC, Generic[Timers]):
             heartbeats=heartbeats,
         )
 
-    def quiet_run(self) -> ProtocolRun:
+    def _quiet_run(self) -> ProtocolRun:
         """The run of a rebalance with nothing to do: the group as it was, costing nothing."""
         return ProtocolRun(
-            owners=self.owners(),
+            owners=self._owners(),
             releases=0,
             steps=0,
             rounds=0,
@@ -262,7 +262,7 @@ class KafkaGroupSession(ABC, Generic[Timers]):
         for them and nothing moves. Otherwise a leave (with `slow` members) then a join, two
         rebalances added up, the join waiting for the leave's to end."""
         batch = sorted_distinct_ids(members, "member")
-        everyone = sorted(self.consumed())
+        everyone = sorted(self._consumed())
         for member in batch:
             if member not in everyone:
                 raise ValueError(f"restarted member {member!r} is not a member of the group")
@@ -272,19 +272,19 @@ class KafkaGroupSession(ABC, Generic[Timers]):
             raise ValueError(f"down_seconds must be finite and >= 0, not {down_seconds!r}")
         start = self.now
         if self.static_membership and down_seconds < self.timers.session_timeout:
-            ledger = self.new_ledger(start)
+            ledger = self._new_ledger(start)
             back = start + down_seconds
-            consumed = self.consumed()
+            consumed = self._consumed()
             for member in batch:
                 for queue in sorted(consumed[member]):
                     ledger.stop(start, member, queue, revoked=False)
                     ledger.begin(back, member, queue)
-                self.restart_heartbeat_timer(member, back)
+                self._restart_heartbeat_timer(member, back)
             self.now = back
             # under the consumer protocol each sends three: the leave (epoch -2), the rejoin
             # and the acknowledgement of the assignment it gets back
             sent = 3 * len(batch) if self.counts_heartbeats else None
-            return self.scored(
+            return self._scored(
                 back, releases=0, steps=0, rounds=0, converged=self._quiet, heartbeats=sent
             )
         leaving = self.change(self.queues, [m for m in everyone if m not in batch], slow=slow)

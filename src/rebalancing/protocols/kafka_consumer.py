@@ -201,10 +201,10 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         self._expiring: dict[Any, float] = {}  # gone members the coordinator still holds
         self._tally = _Tally()
 
-    def consumed(self) -> dict[Any, set[Any]]:
+    def _consumed(self) -> dict[Any, set[Any]]:
         return {member: client.owned for member, client in self.clients.items()}
 
-    def restart_heartbeat_timer(self, member: Any, at: float) -> None:
+    def _restart_heartbeat_timer(self, member: Any, at: float) -> None:
         self.clients[member].last_sent = at
 
     # --- the coordinator -------------------------------------------------------------------
@@ -319,9 +319,9 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
     ) -> ProtocolRun:
         """KafkaGroupSession.change, under the consumer protocol: heartbeats until every
         member is STABLE on the newest target and consumes what it is assigned."""
-        read = self.read_change(queues, consumers, crashed, slow, slack=0.0)
-        if self.unchanged(read):
-            return self.quiet_run()
+        read = self._read_change(queues, consumers, crashed, slow, slack=0.0)
+        if self._unchanged(read):
+            return self._quiet_run()
         sorted_queues, sorted_consumers = read.queues, read.consumers
         start = self.now
         self._events = []
@@ -332,7 +332,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             self.metadata_stale = True
         self._keep_only(set(sorted_queues))
         self.queues = sorted_queues
-        ledger = self.new_ledger(start)
+        ledger = self._new_ledger(start)
         for member in sorted(self.clients):
             if member not in sorted_consumers:
                 self._depart(member, member in read.crashed, start, ledger)
@@ -418,7 +418,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             elif token == self.clients[member].token or token == 0:
                 self._heartbeat(member, time)
         self._quiet = converged
-        return self.scored(
+        return self._scored(
             self.now,
             releases=self._tally.releases,
             steps=self._tally.steps,
