@@ -138,6 +138,8 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         return phase + math.floor((at - phase) / interval) * interval
 
     def _draw_phases(self, now: float) -> None:
+        """With "random" phases, each member's heartbeat falls anywhere in its interval
+        after the change at `now` (drawn in sorted member order); "synced" keeps the grid."""
         if self.heartbeat_phases == "random":
             interval = self.timers.heartbeat_interval
             for member in sorted(self.phase):

@@ -31,13 +31,11 @@ Timers = TypeVar("Timers", ClassicTimers, ConsumerTimers)
 
 
 def checked_lateness(
-    slow: Mapping[Any, float] | None, members: Iterable[Any], rebalance_timeout: float, slack: float
+    slow: Mapping[Any, float], members: Iterable[Any], rebalance_timeout: float, slack: float
 ) -> dict[Any, float]:
     """`slow` (member -> seconds its poll loop is busy from the change on) checked: members of
     `members`, finite seconds >= 0 and below the rebalance timeout less `slack` (a member later
     than that is evicted, which is not modelled)."""
-    if slow is None:
-        return {}
     known = set(members)
     checked: dict[Any, float] = {}
     for member, seconds in slow.items():

@@ -210,6 +210,8 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
     # --- the coordinator -------------------------------------------------------------------
 
     def _set_record(self, member: Any, record: MemberRecord | None) -> None:
+        """Replace `member`'s record (None: remove it) and who holds each partition, raising
+        AssertionError if a partition would be held by two members' records."""
         old = self.records.get(member)
         if old is not None:
             for queue in old.assigned | old.pending_revocation:
@@ -228,11 +230,15 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         self.records[member] = record
 
     def _remove_member(self, member: Any) -> None:
+        """A leave or a session timeout: the member's partitions are free, the epoch bumps."""
         self._set_record(member, None)
         self.target.pop(member, None)
         self.group_epoch += 1
 
     def _heartbeat(self, member: Any, now: float) -> None:
+        """`member` heartbeats at `now` (consumerGroupHeartbeat): a join or a metadata change
+        bumps the group epoch, a newer epoch gets a new target, the member's record moves
+        towards it, and the member reconciles at its next poll if its assignment changed."""
         client = self.clients[member]
         self._tally.heartbeats += 1
         client.last_sent = now
@@ -246,9 +252,9 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             self.group_epoch += 1
         if self.group_epoch > self.target_epoch:
             members = sorted(self.records)
+            queues = set(self.queues)
             previous = {
-                other: sorted(self.target.get(other, frozenset()) & set(self.queues))
-                for other in members
+                other: sorted(self.target.get(other, frozenset()) & queues) for other in members
             }
             plan = planned(self.assignor, self.queues, members, previous)
             self.target = {other: frozenset(plan[other]) for other in members}
@@ -268,6 +274,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             self._push(max(now, client.busy_until), _RECONCILE, member, 0)
 
     def _reconcile(self, member: Any, now: float) -> None:
+        """`member`'s poll at `now`: it consumes what its last response assigned it."""
         client = self.clients[member]
         client.reconciling = False
         for queue in sorted(client.owned - client.desired):
@@ -282,6 +289,8 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
     # --- the simulation --------------------------------------------------------------------
 
     def _push(self, time: float, priority: int, member: Any, token: int) -> None:
+        """Schedule an event; a heartbeat whose `token` is no longer its client's is void
+        (the timer restarted since), and token 0 (a join's first heartbeat) never is."""
         heapq.heappush(self._events, (time, priority, next(self._sequence), member, token))
 
     def _settled(self) -> bool:
@@ -303,6 +312,8 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         )
 
     def _next_regular(self, client: _Client, after: float) -> float:
+        """The client's next heartbeat on the interval after `after`: drawn in the interval
+        ("random" phases) or on the grid of its last one ("synced")."""
         interval = self.timers.heartbeat_interval
         if self.heartbeat_phases == "random":
             return after + (1.0 - self.rng.random()) * interval
