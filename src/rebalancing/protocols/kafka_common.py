@@ -255,10 +255,12 @@ class KafkaGroupSession(ABC, Generic[Timers]):
         slow: Mapping[Any, float] | None = None,
     ) -> ProtocolRun:
         """`members` (a batch of a rolling restart) close now and start again `down_seconds`
-        later under their ids. Static members back within the session timeout (counted from
-        the close) take their assignment back with no rebalance: their partitions wait unread
-        for them and nothing moves. Otherwise a leave (with `slow` members) then a join, two
-        rebalances added up, the join waiting for the leave's to end."""
+        later under their ids. Static members back within the session timeout take their
+        assignment back with no rebalance: their partitions wait unread for them and nothing
+        moves. The timeout is counted here from the close; Kafka counts it from the last
+        heartbeat before it, up to one interval earlier, so a restart that close to the
+        timeout may rebalance in Kafka and not here. Otherwise a leave (with `slow` members)
+        then a join, two rebalances added up, the join waiting for the leave's to end."""
         batch = sorted_distinct_ids(members, "member")
         everyone = sorted(self._consumed())
         for member in batch:
