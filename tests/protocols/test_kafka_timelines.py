@@ -190,13 +190,24 @@ def test_consumer_protocol_static_restart_moves_nothing() -> None:
 def test_next_member_state_follows_the_current_assignment_builder() -> None:
     stable = MemberRecord("STABLE", 1, frozenset({0, 1}))
     owned = frozenset({0, 1})
-    revoking = next_member_state("a", stable, 2, frozenset({0}), {0: "a", 1: "a"}, owned)
+    revoking = next_member_state(stable, 2, frozenset({0}), {0: "a", 1: "a"}, owned)
     assert revoking == MemberRecord("UNREVOKED_PARTITIONS", 1, frozenset({0}), frozenset({1}))
-    still = next_member_state("a", revoking, 2, frozenset({0}), {0: "a", 1: "a"}, owned)
+    still = next_member_state(revoking, 2, frozenset({0}), {0: "a", 1: "a"}, owned)
     assert still is revoking  # it still reports partition 1
-    done = next_member_state("a", revoking, 2, frozenset({0}), {0: "a"}, frozenset({0}))
+    done = next_member_state(revoking, 2, frozenset({0}), {0: "a"}, frozenset({0}))
     assert done == MemberRecord("STABLE", 2, frozenset({0}))
-    waiting = next_member_state("b", MemberRecord(), 2, frozenset({1, 2}), {1: "a"}, frozenset())
+    waiting = next_member_state(MemberRecord(), 2, frozenset({1, 2}), {1: "a"}, frozenset())
     assert waiting == MemberRecord("UNRELEASED_PARTITIONS", 2, frozenset({2}))
-    got = next_member_state("b", waiting, 2, frozenset({1, 2}), {2: "b"}, frozenset({2}))
+    got = next_member_state(waiting, 2, frozenset({1, 2}), {2: "b"}, frozenset({2}))
     assert got == MemberRecord("STABLE", 2, frozenset({1, 2}))
+
+
+def test_consumer_protocol_static_leave_times_out_from_the_last_heartbeat() -> None:
+    session = ConsumerSession(sticky.assign, static_membership=True, heartbeat_phases="synced")
+    session.rebalance(range(4), ["a", "b"])  # settles at 5; b last heartbeats at 5
+    session.restart(["a"], 2.0)  # a back at 7, heartbeating at 12, 17, ...
+    run = session.rebalance(range(4), ["a"])
+    # b's leave at 7 (epoch -2) does not restart its session timer: it is timed out at
+    # 5 + 45 = 50, not 52, and a's heartbeat at 52 gets [2, 3], unowned 45 s each
+    assert run.owners == {"a": [0, 1, 2, 3]}
+    assert (run.seconds_to_balance, run.queue_seconds_unowned) == (45.0, 90.0)

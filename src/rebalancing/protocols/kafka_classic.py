@@ -53,19 +53,16 @@ Runtime complexity: per round, the assignor's cost plus O(|Q| + |C|).
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from rebalancing.contract import AssignFunction, ProtocolRun, sorted_distinct_ids
+from rebalancing.contract import AssignFunction, ProtocolRun
 from rebalancing.protocols.kafka_common import (
+    Change,
     Departures,
     HeartbeatPhases,
-    added_up,
-    check_options,
-    checked_lateness,
+    KafkaGroupSession,
     planned,
-    quiet_run,
 )
 from rebalancing.protocols.kafka_timers import ClassicTimers
 from rebalancing.protocols.ownership_ledger import OwnershipLedger
@@ -73,7 +70,7 @@ from rebalancing.protocols.ownership_ledger import OwnershipLedger
 ClassicProtocol = Literal["eager", "cooperative"]
 
 
-class ClassicSession:
+class ClassicSession(KafkaGroupSession[ClassicTimers]):
     """One classic Kafka consumer group across rebalances (the module docstring says how).
 
     `rebalance(queues, consumers)`: the StrategySession hook; a member missing from
@@ -82,6 +79,8 @@ class ClassicSession:
     crashed members and the slow ones of this change named. `restart(members, down_seconds)`:
     a rolling-restart batch: `members` stop now and start again `down_seconds` later.
     """
+
+    counts_heartbeats = False  # the classic protocol counts in join/sync rounds
 
     def __init__(
         self,
@@ -96,29 +95,32 @@ class ClassicSession:
         heartbeat_phases: HeartbeatPhases = "random",
         max_rounds: int = 8,
     ) -> None:
-        if not callable(assignor):
-            raise TypeError(f"assignor must be an assign function, not {assignor!r}")
+        super().__init__(
+            assignor,
+            timers,
+            ClassicTimers,
+            seed=seed,
+            static_membership=static_membership,
+            departures=departures,
+            slow_members=slow_members,
+            heartbeat_phases=heartbeat_phases,
+        )
         if protocol not in ("eager", "cooperative"):
             raise ValueError(f"unknown protocol {protocol!r}; known: eager, cooperative")
-        check_options(departures, heartbeat_phases, max_rounds)
-        self.assignor = assignor
+        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
+            raise ValueError(f"max_rounds must be an int >= 1, not {max_rounds!r}")
         self.protocol = protocol
-        self.timers = timers if timers is not None else ClassicTimers()
-        if not isinstance(self.timers, ClassicTimers):
-            raise TypeError(f"timers must be ClassicTimers, not {timers!r}")
-        self.rng = random.Random(seed)
-        self.static_membership = static_membership
-        self.departures = departures
-        self.slow_members = dict(slow_members or {})
-        self.heartbeat_phases = heartbeat_phases
         self.max_rounds = max_rounds
-        self.now = 0.0
-        self.queues: list[Any] = []
         self.owned: dict[Any, set[Any]] = {}  # member -> the partitions it consumes
         self.phase: dict[Any, float] = {}  # member -> a time it heartbeats at
         self.join_order: dict[Any, int] = {}  # member -> when it joined (the leader: first)
         self._joins = 0
-        self._quiet = False
+
+    def _consumed(self) -> dict[Any, set[Any]]:
+        return self.owned
+
+    def _restart_heartbeat_timer(self, member: Any, at: float) -> None:
+        self.phase[member] = at
 
     # --- clocks ----------------------------------------------------------------------------
 
@@ -136,6 +138,8 @@ class ClassicSession:
         return phase + math.floor((at - phase) / interval) * interval
 
     def _draw_phases(self, now: float) -> None:
+        """With "random" phases, each member's heartbeat falls anywhere in its interval
+        after the change at `now` (drawn in sorted member order); "synced" keeps the grid."""
         if self.heartbeat_phases == "random":
             interval = self.timers.heartbeat_interval
             for member in sorted(self.phase):
@@ -164,13 +168,6 @@ class ClassicSession:
 
     # --- the session -----------------------------------------------------------------------
 
-    def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
-        """The group is now `queues` x `consumers` (StrategySession)."""
-        return self.change(queues, consumers)
-
-    def _owners(self) -> dict[Any, list[Any]]:
-        return {member: sorted(self.owned[member]) for member in sorted(self.owned)}
-
     def change(
         self,
         queues: Iterable[Any],
@@ -179,65 +176,76 @@ class ClassicSession:
         crashed: Iterable[Any] = (),
         slow: Mapping[Any, float] | None = None,
     ) -> ProtocolRun:
-        """The group is now `queues` x `consumers` as of the session's clock; the members of
-        `crashed` (gone from `consumers`) crashed, the others that went left as `departures`
-        says; `slow` adds to `slow_members` for this change. Runs until the group is quiet."""
-        sorted_queues = sorted_distinct_ids(queues, "queue")
-        sorted_consumers = sorted_distinct_ids(consumers, "consumer")
-        crashed_members = set(crashed)
-        for member in crashed_members:
-            if member not in self.owned or member in sorted_consumers:
-                raise ValueError(f"crashed member {member!r} is not a member that left")
-        remaining = [member for member in sorted_consumers if member in self.owned]
-        lateness = checked_lateness(
-            {**self.slow_members, **(slow or {})} if (slow or self.slow_members) else None,
-            remaining,
-            self.timers.rebalance_timeout,
-            self.timers.heartbeat_interval,
+        """KafkaGroupSession.change, under the classic protocol: join/sync rounds until a
+        sync revokes nothing (or `max_rounds`)."""
+        read = self._read_change(
+            queues, consumers, crashed, slow, slack=self.timers.heartbeat_interval
         )
-        same = sorted_queues == self.queues and sorted_consumers == sorted(self.owned)
-        if self._quiet and same:
-            return quiet_run(self._owners(), None)
+        if self._unchanged(read):
+            return self._quiet_run()
         start = self.now
         self._draw_phases(start)
-        queue_set = set(sorted_queues)
+        queue_set = set(read.queues)
         metadata_changed = queue_set != set(self.queues)
+        self.queues = read.queues
         for member in self.owned:
             self.owned[member] &= queue_set
-        consuming: dict[Any, set[Any]] = {queue: set() for queue in sorted_queues}
-        for member, owned in self.owned.items():
-            for queue in owned:
-                consuming[queue].add(member)
-        ledger = OwnershipLedger(start, consuming)
-        timed_out: list[float] = []  # when the coordinator learns of each departure
+        ledger = self._new_ledger(start)
+        joined, timed_out, told_at_once = self._apply_membership(read, start, ledger)
+        if not read.consumers:
+            self._quiet = True
+            return self._scored(
+                start, releases=0, steps=0, rounds=0, converged=True, heartbeats=None
+            )
+        own_join, trigger = self._first_joins(
+            read, start, joined, timed_out, told_at_once, metadata_changed
+        )
+        return self._join_sync_rounds(read, start, ledger, own_join, trigger, timed_out)
+
+    def _apply_membership(
+        self, read: Change, start: float, ledger: OwnershipLedger
+    ) -> tuple[list[Any], list[float], bool]:
+        """Drop the members gone from `read` (their partitions stop at `start`) and add the
+        new ones. Returns (the members that joined, when the coordinator times out each
+        departure it learns of that way, whether a departure sent a LeaveGroup)."""
+        timed_out: list[float] = []
         told_at_once = False
-        for member in [member for member in self.owned if member not in sorted_consumers]:
+        for member in [member for member in self.owned if member not in read.consumers]:
             for queue in sorted(self.owned.pop(member)):
                 ledger.stop(start, member, queue, revoked=False)
-            crash = member in crashed_members or self.departures == "crash"
+            crash = member in read.crashed or self.departures == "crash"
             if crash or self.static_membership:
                 timed_out.append(self.last_heartbeat(member, start) + self.timers.session_timeout)
             else:
                 told_at_once = True
             del self.phase[member]
             del self.join_order[member]
-        joined = [member for member in sorted_consumers if member not in self.owned]
+        joined = [member for member in read.consumers if member not in self.owned]
         for member in joined:
             self.owned[member] = set()
             self.phase[member] = start
             self.join_order[member] = self._joins
             self._joins += 1
-        self.queues = sorted_queues
-        if not sorted_consumers:
-            self._quiet = True
-            return self._run(ledger, start, 0, 0, 0, True)
-        # who joins of its own accord, and when: new members now, the leader on new metadata
+        return joined, timed_out, told_at_once
+
+    def _first_joins(
+        self,
+        read: Change,
+        start: float,
+        joined: list[Any],
+        timed_out: list[float],
+        told_at_once: bool,
+        metadata_changed: bool,
+    ) -> tuple[dict[Any, float], float]:
+        """Who joins of its own accord, and when (new members at `start`, the leader at its
+        metadata refresh when partitions changed), and when the coordinator first prepares
+        the rebalance."""
         own_join = {member: start for member in joined}
         triggers = [*timed_out]
         if joined or told_at_once:
             triggers.append(start)
-        if metadata_changed and remaining:
-            leader = min(remaining, key=self.join_order.__getitem__)
+        if metadata_changed and read.staying:
+            leader = min(read.staying, key=self.join_order.__getitem__)
             if self.heartbeat_phases == "random":
                 refresh = start + self.rng.random() * self.timers.metadata_max_age
             else:
@@ -246,10 +254,23 @@ class ClassicSession:
             triggers.append(refresh)
         if not triggers:  # nothing new, but the last rebalance did not settle: all rejoin
             triggers.append(start)
-            own_join.update({member: start for member in sorted_consumers})
-        initial = not remaining and not timed_out
-        trigger = min(triggers)
-        busy = {member: start + lateness.get(member, 0.0) for member in sorted_consumers}
+            own_join.update({member: start for member in read.consumers})
+        return own_join, min(triggers)
+
+    def _join_sync_rounds(
+        self,
+        read: Change,
+        start: float,
+        ledger: OwnershipLedger,
+        own_join: dict[Any, float],
+        trigger: float,
+        timed_out: list[float],
+    ) -> ProtocolRun:
+        """The join/sync rounds from the rebalance prepared at `trigger` until a sync revokes
+        nothing (or `max_rounds`), and their run."""
+        members = read.consumers
+        initial = not read.staying and not timed_out  # an empty group's first join
+        busy = {member: start + read.lateness.get(member, 0.0) for member in members}
         rounds = releases = steps = 0
         end = start
         converged = False
@@ -260,7 +281,7 @@ class ClassicSession:
                     min(own_join.get(member, math.inf), self.next_heartbeat(member, trigger)),
                     busy[member],
                 )
-                for member in sorted_consumers
+                for member in members
             }
             if initial:
                 first, *later = sorted(joins.values())
@@ -268,16 +289,16 @@ class ClassicSession:
             else:
                 end = max([*joins.values(), *timed_out])
             initial, timed_out = False, []
-            previous = {member: sorted(self.owned[member]) for member in sorted_consumers}
+            previous = {member: sorted(self.owned[member]) for member in members}
             if self.protocol == "eager":
-                for member in sorted_consumers:
+                for member in members:
                     for queue in previous[member]:
                         ledger.stop(joins[member], member, queue, revoked=True)
                     releases += len(previous[member])
-            target = planned(self.assignor, sorted_queues, sorted_consumers, previous)
+            target = planned(self.assignor, read.queues, members, previous)
             revokers, handed = self._sync(ledger, end, target, previous)
             steps += handed
-            for member in sorted_consumers:
+            for member in members:
                 self.phase[member] = end  # the heartbeat timer restarts at the sync
             if not revokers:
                 converged = True
@@ -287,7 +308,9 @@ class ClassicSession:
             own_join = dict.fromkeys(revokers, end)
         self.now = end
         self._quiet = converged
-        return self._run(ledger, end, releases, steps, rounds, converged)
+        return self._scored(
+            end, releases=releases, steps=steps, rounds=rounds, converged=converged, heartbeats=None
+        )
 
     def _sync(
         self,
@@ -322,69 +345,6 @@ class ClassicSession:
             if revoked:
                 revokers[member] = len(revoked)
         return revokers, handed
-
-    def _run(
-        self,
-        ledger: OwnershipLedger,
-        end: float,
-        releases: int,
-        steps: int,
-        rounds: int,
-        converged: bool,
-    ) -> ProtocolRun:
-        totals = ledger.finish(end)
-        return ProtocolRun(
-            owners=self._owners(),
-            releases=releases,
-            steps=steps,
-            rounds=rounds,
-            converged=converged,
-            queues_paused=totals.queues_paused,
-            seconds_to_balance=totals.seconds_to_balance,
-            queue_seconds_unowned=totals.queue_seconds_unowned,
-            queue_seconds_doubly_owned=totals.queue_seconds_doubly_owned,
-            queue_seconds_paused=totals.queue_seconds_paused,
-        )
-
-    def restart(
-        self,
-        members: Iterable[Any],
-        down_seconds: float,
-        *,
-        slow: Mapping[Any, float] | None = None,
-    ) -> ProtocolRun:
-        """`members` (a batch of a rolling restart) close now and start again `down_seconds`
-        later under their ids. Static members back within the session timeout take their
-        assignment back with no rebalance; otherwise a leave, then a join (added up)."""
-        batch = sorted_distinct_ids(members, "member")
-        for member in batch:
-            if member not in self.owned:
-                raise ValueError(f"restarted member {member!r} is not a member of the group")
-        if isinstance(down_seconds, bool) or not isinstance(down_seconds, int | float):
-            raise TypeError(f"down_seconds must be seconds, not {down_seconds!r}")
-        if not (math.isfinite(down_seconds) and down_seconds >= 0):
-            raise ValueError(f"down_seconds must be finite and >= 0, not {down_seconds!r}")
-        start = self.now
-        everyone = sorted(self.owned)
-        if self.static_membership and down_seconds < self.timers.session_timeout:
-            consuming: dict[Any, set[Any]] = {queue: set() for queue in self.queues}
-            for member, owned in self.owned.items():
-                for queue in owned:
-                    consuming[queue].add(member)
-            ledger = OwnershipLedger(start, consuming)
-            back = start + down_seconds
-            for member in batch:
-                for queue in sorted(self.owned[member]):
-                    ledger.stop(start, member, queue, revoked=False)
-                    ledger.begin(back, member, queue)
-                self.phase[member] = back
-            self.now = back
-            return self._run(ledger, back, 0, 0, 0, self._quiet)
-        leaving = self.change(self.queues, [m for m in everyone if m not in batch], slow=slow)
-        rejoin_at = max(self.now, start + down_seconds)
-        self.now = rejoin_at
-        back_run = self.change(self.queues, everyone)
-        return added_up(leaving, back_run, rejoin_at - start)
 
 
 def eager_session(assignor: AssignFunction, **options: Any) -> ClassicSession:

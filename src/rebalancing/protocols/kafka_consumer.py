@@ -7,8 +7,8 @@ group-coordinator's modern/consumer/CurrentAssignmentBuilder (the reconciliation
 UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS), GroupMetadataManager (`consumerGroupHeartbeat`:
 the group epoch bumped by a membership or metadata change, the target assignment recomputed on
 the next heartbeat when the group epoch is ahead of it; a leave with epoch -1, a static
-member's temporary leave with epoch -2 that keeps its assignment for the session timeout), and
-the client's consumer/internals/MemberState (ACKNOWLEDGING: once a member has reconciled, its
+member's temporary leave with epoch -2 that keeps its assignment until its session times out),
+and the client's consumer/internals/MemberState (ACKNOWLEDGING: once a member has reconciled, its
 next heartbeat goes at once, not at the interval); timers: kafka_timers.
 
 The model, per change at the session's clock t0:
@@ -32,9 +32,11 @@ The model, per change at the session's clock t0:
   held one partition for two members, and `most_consumers()` tells the most members that
   consumed one partition at once in the last rebalance (the tests check it is 1).
 - A graceful leave frees the member's partitions at once; a crash frees them when the session
-  times out (`group.consumer.session.timeout.ms` after the member's last heartbeat); a static
-  member (KIP-345) leaving for good is timed out the same way, from its leave. A static member
-  restarting within the session timeout (`restart`) takes back its assignment: nothing moves.
+  times out (`group.consumer.session.timeout.ms` after the member's last heartbeat). A static
+  member (KIP-345) leaves with epoch -2 (`consumerGroupStaticMemberGroupLeave`): the
+  coordinator keeps its assignment, drops its pending revocations, and times it out as a
+  crash, the leave not restarting its session timer. A static member restarting within the
+  session timeout (`restart`) takes back its assignment: nothing moves.
 - The members' heartbeat phases at a change are drawn from `random.Random(seed)` (sorted member
   order), or kept on each member's grid ("synced"). Network and assignor time are zero.
 - Not modelled: a member that misses the rebalance timeout (refused), assignment batching of
@@ -53,20 +55,16 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import random
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from rebalancing.contract import AssignFunction, ProtocolRun, sorted_distinct_ids
+from rebalancing.contract import AssignFunction, ProtocolRun
 from rebalancing.protocols.kafka_common import (
     Departures,
     HeartbeatPhases,
-    added_up,
-    check_options,
-    checked_lateness,
+    KafkaGroupSession,
     planned,
-    quiet_run,
 )
 from rebalancing.protocols.kafka_timers import ConsumerTimers
 from rebalancing.protocols.ownership_ledger import OwnershipLedger
@@ -88,7 +86,6 @@ class MemberRecord:
 
 
 def next_member_state(
-    member: Any,
     record: MemberRecord,
     target_epoch: int,
     target: frozenset[Any],
@@ -97,24 +94,21 @@ def next_member_state(
 ) -> MemberRecord:
     """CurrentAssignmentBuilder.build: `record` moved towards `target` (of `target_epoch`),
     given who holds each partition (`owner_of`: the coordinator's records, the member's own
-    included) and the partitions the member's heartbeat reports."""
+    included, as Kafka's partition epochs are: a partition the member itself still has to
+    revoke is not given back to it until it is revoked) and the partitions the member's
+    heartbeat reports."""
     if record.state == "STABLE":
         if record.epoch == target_epoch:
             return record
-        return _next_assignment(
-            member, record, record.epoch, target_epoch, target, owner_of, reported
-        )
+        return _next_assignment(record, record.epoch, target_epoch, target, owner_of, reported)
     if record.state == "UNREVOKED_PARTITIONS":
         if reported & record.pending_revocation:
             return record
-        return _next_assignment(
-            member, record, record.epoch + 1, target_epoch, target, owner_of, reported
-        )
-    return _next_assignment(member, record, record.epoch, target_epoch, target, owner_of, reported)
+        return _next_assignment(record, record.epoch + 1, target_epoch, target, owner_of, reported)
+    return _next_assignment(record, record.epoch, target_epoch, target, owner_of, reported)
 
 
 def _next_assignment(
-    member: Any,
     record: MemberRecord,
     epoch: int,
     target_epoch: int,
@@ -122,8 +116,10 @@ def _next_assignment(
     owner_of: Mapping[Any, Any],
     reported: frozenset[Any],
 ) -> MemberRecord:
-    """CurrentAssignmentBuilder.computeNextAssignment."""
-    del member  # the member's own records count as held, as the partition epochs do in Kafka
+    """CurrentAssignmentBuilder.computeNextAssignment: keep what the target keeps; revoke
+    first (UNREVOKED_PARTITIONS at `epoch`) while the member still reports a partition to
+    give up; else move to `target_epoch`, taking what no record holds and waiting
+    (UNRELEASED_PARTITIONS) for the rest."""
     kept = record.assigned & target
     to_revoke = record.assigned - kept
     to_assign = target - kept
@@ -140,6 +136,17 @@ def _next_assignment(
 
 
 @dataclass
+class _Tally:
+    """What one change cost, counted as it runs (ProtocolRun's heartbeats, rounds, releases
+    and steps)."""
+
+    heartbeats: int = 0
+    targets_computed: int = 0
+    releases: int = 0
+    steps: int = 0
+
+
+@dataclass
 class _Client:
     """A live consumer: what it consumes, what its last response assigned it, its heartbeat
     timer (a token that makes older scheduled heartbeats void) and its poll loop."""
@@ -152,9 +159,12 @@ class _Client:
     busy_until: float = 0.0
 
 
-class ConsumerSession:
+class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
     """One consumer group under the consumer protocol across rebalances (the module docstring
-    says how). `rebalance`, `change` and `restart` as ClassicSession's."""
+    says how). `rebalance`, `change` and `restart` as ClassicSession's; `max_events` bounds
+    the events one change may run (None: a bound that grows with the group)."""
+
+    counts_heartbeats = True
 
     def __init__(
         self,
@@ -168,21 +178,17 @@ class ConsumerSession:
         heartbeat_phases: HeartbeatPhases = "random",
         max_events: int | None = None,
     ) -> None:
-        if not callable(assignor):
-            raise TypeError(f"assignor must be an assign function, not {assignor!r}")
-        check_options(departures, heartbeat_phases, 1)
-        self.assignor = assignor
-        self.timers = timers if timers is not None else ConsumerTimers()
-        if not isinstance(self.timers, ConsumerTimers):
-            raise TypeError(f"timers must be ConsumerTimers, not {timers!r}")
-        self.rng = random.Random(seed)
-        self.static_membership = static_membership
-        self.departures = departures
-        self.slow_members = dict(slow_members or {})
-        self.heartbeat_phases = heartbeat_phases
+        super().__init__(
+            assignor,
+            timers,
+            ConsumerTimers,
+            seed=seed,
+            static_membership=static_membership,
+            departures=departures,
+            slow_members=slow_members,
+            heartbeat_phases=heartbeat_phases,
+        )
         self.max_events = max_events
-        self.now = 0.0
-        self.queues: list[Any] = []
         self.clients: dict[Any, _Client] = {}
         self.records: dict[Any, MemberRecord] = {}  # the coordinator's members
         self.owner_of: dict[Any, Any] = {}  # partition -> member whose record holds it
@@ -193,13 +199,19 @@ class ConsumerSession:
         self._events: list[tuple[float, int, int, Any, int]] = []
         self._sequence = itertools.count()
         self._expiring: dict[Any, float] = {}  # gone members the coordinator still holds
-        self._quiet = False
-        self._ledger = OwnershipLedger(0.0, {})
-        self._counts = [0, 0, 0, 0]  # heartbeats, targets computed, releases, steps
+        self._tally = _Tally()
+
+    def _consumed(self) -> dict[Any, set[Any]]:
+        return {member: client.owned for member, client in self.clients.items()}
+
+    def _restart_heartbeat_timer(self, member: Any, at: float) -> None:
+        self.clients[member].last_sent = at
 
     # --- the coordinator -------------------------------------------------------------------
 
     def _set_record(self, member: Any, record: MemberRecord | None) -> None:
+        """Replace `member`'s record (None: remove it) and who holds each partition, raising
+        AssertionError if a partition would be held by two members' records."""
         old = self.records.get(member)
         if old is not None:
             for queue in old.assigned | old.pending_revocation:
@@ -218,13 +230,17 @@ class ConsumerSession:
         self.records[member] = record
 
     def _remove_member(self, member: Any) -> None:
+        """A leave or a session timeout: the member's partitions are free, the epoch bumps."""
         self._set_record(member, None)
         self.target.pop(member, None)
         self.group_epoch += 1
 
     def _heartbeat(self, member: Any, now: float) -> None:
+        """`member` heartbeats at `now` (consumerGroupHeartbeat): a join or a metadata change
+        bumps the group epoch, a newer epoch gets a new target, the member's record moves
+        towards it, and the member reconciles at its next poll if its assignment changed."""
         client = self.clients[member]
-        self._counts[0] += 1
+        self._tally.heartbeats += 1
         client.last_sent = now
         client.token += 1
         self._push(now + self.timers.heartbeat_interval, _HEARTBEAT, member, client.token)
@@ -236,16 +252,15 @@ class ConsumerSession:
             self.group_epoch += 1
         if self.group_epoch > self.target_epoch:
             members = sorted(self.records)
+            queues = set(self.queues)
             previous = {
-                other: sorted(self.target.get(other, frozenset()) & set(self.queues))
-                for other in members
+                other: sorted(self.target.get(other, frozenset()) & queues) for other in members
             }
             plan = planned(self.assignor, self.queues, members, previous)
             self.target = {other: frozenset(plan[other]) for other in members}
             self.target_epoch = self.group_epoch
-            self._counts[1] += 1
+            self._tally.targets_computed += 1
         record = next_member_state(
-            member,
             self.records[member],
             self.target_epoch,
             self.target[member],
@@ -259,23 +274,28 @@ class ConsumerSession:
             self._push(max(now, client.busy_until), _RECONCILE, member, 0)
 
     def _reconcile(self, member: Any, now: float) -> None:
+        """`member`'s poll at `now`: it consumes what its last response assigned it."""
         client = self.clients[member]
         client.reconciling = False
         for queue in sorted(client.owned - client.desired):
             self._ledger.stop(now, member, queue, revoked=True)
-            self._counts[2] += 1
+            self._tally.releases += 1
         for queue in sorted(client.desired - client.owned):
             self._ledger.begin(now, member, queue)
-            self._counts[3] += 1
+            self._tally.steps += 1
         client.owned = set(client.desired)
         self._heartbeat(member, now)  # the acknowledgement goes at once
 
     # --- the simulation --------------------------------------------------------------------
 
     def _push(self, time: float, priority: int, member: Any, token: int) -> None:
+        """Schedule an event; a heartbeat whose `token` is no longer its client's is void
+        (the timer restarted since), and token 0 (a join's first heartbeat) never is."""
         heapq.heappush(self._events, (time, priority, next(self._sequence), member, token))
 
     def _settled(self) -> bool:
+        """No member joining, reconciling or being timed out, and every record STABLE on
+        the newest target with its client consuming exactly what the record assigns."""
         if self._expiring or any(client.reconciling for client in self.clients.values()):
             return False
         if any(member not in self.records for member in self.clients):
@@ -291,19 +311,14 @@ class ConsumerSession:
             for member, record in self.records.items()
         )
 
-    def _owners(self) -> dict[Any, list[Any]]:
-        return {member: sorted(self.clients[member].owned) for member in sorted(self.clients)}
-
     def _next_regular(self, client: _Client, after: float) -> float:
+        """The client's next heartbeat on the interval after `after`: drawn in the interval
+        ("random" phases) or on the grid of its last one ("synced")."""
         interval = self.timers.heartbeat_interval
         if self.heartbeat_phases == "random":
             return after + (1.0 - self.rng.random()) * interval
         beats = math.floor((after - client.last_sent) / interval) + 1
         return client.last_sent + beats * interval
-
-    def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
-        """The group is now `queues` x `consumers` (StrategySession)."""
-        return self.change(queues, consumers)
 
     def change(
         self,
@@ -313,71 +328,25 @@ class ConsumerSession:
         crashed: Iterable[Any] = (),
         slow: Mapping[Any, float] | None = None,
     ) -> ProtocolRun:
-        """As ClassicSession.change: the group is now `queues` x `consumers`; run until
-        every member is STABLE on the newest target and consumes what it is assigned."""
-        sorted_queues = sorted_distinct_ids(queues, "queue")
-        sorted_consumers = sorted_distinct_ids(consumers, "consumer")
-        crashed_members = set(crashed)
-        for member in crashed_members:
-            if member not in self.clients or member in sorted_consumers:
-                raise ValueError(f"crashed member {member!r} is not a member that left")
-        remaining = [member for member in sorted_consumers if member in self.clients]
-        lateness = checked_lateness(
-            {**self.slow_members, **(slow or {})} if (slow or self.slow_members) else None,
-            remaining,
-            self.timers.rebalance_timeout,
-            0.0,
-        )
-        if (
-            self._quiet
-            and sorted_queues == self.queues
-            and sorted_consumers == sorted(self.clients)
-        ):
-            return quiet_run(self._owners(), 0)
+        """KafkaGroupSession.change, under the consumer protocol: heartbeats until every
+        member is STABLE on the newest target and consumes what it is assigned."""
+        read = self._read_change(queues, consumers, crashed, slow, slack=0.0)
+        if self._unchanged(read):
+            return self._quiet_run()
+        sorted_queues, sorted_consumers = read.queues, read.consumers
         start = self.now
         self._events = []
         for member, time in self._expiring.items():  # left by a run cut short
             self._push(time, _EXPIRE, member, 0)
-        self._counts = [0, 0, 0, 0]
-        queue_set = set(sorted_queues)
-        if queue_set != set(self.queues):
+        self._tally = _Tally()
+        if set(sorted_queues) != set(self.queues):
             self.metadata_stale = True
-        for member in list(self.records):  # removed partitions leave every record
-            record = self.records[member]
-            self._set_record(
-                member,
-                MemberRecord(
-                    record.state,
-                    record.epoch,
-                    record.assigned & queue_set,
-                    record.pending_revocation & queue_set,
-                ),
-            )
-        for client in self.clients.values():
-            client.owned &= queue_set
-            client.desired &= queue_set
+        self._keep_only(set(sorted_queues))
         self.queues = sorted_queues
-        consuming: dict[Any, set[Any]] = {queue: set() for queue in sorted_queues}
-        for member, client in self.clients.items():
-            for queue in client.owned:
-                consuming[queue].add(member)
-        self._ledger = ledger = OwnershipLedger(start, consuming)
+        ledger = self._new_ledger(start)
         for member in sorted(self.clients):
-            if member in sorted_consumers:
-                continue
-            client = self.clients.pop(member)
-            for queue in sorted(client.owned):
-                ledger.stop(start, member, queue, revoked=False)
-            crash = member in crashed_members or self.departures == "crash"
-            if crash:  # its last heartbeat: one interval before the next it would have sent
-                last = self._next_regular(client, start) - self.timers.heartbeat_interval
-                self._expire_at(member, last + self.timers.session_timeout)
-            elif self.static_membership:  # a temporary leave (epoch -2): kept till timed out
-                self._counts[0] += 1
-                self._expire_at(member, start + self.timers.session_timeout)
-            else:  # a leave (epoch -1)
-                self._counts[0] += 1
-                self._remove_member(member)
+            if member not in sorted_consumers:
+                self._depart(member, member in read.crashed, start, ledger)
         for member in sorted_consumers:
             present = self.clients.get(member)
             if present is None:
@@ -385,17 +354,58 @@ class ConsumerSession:
                 self._push(start, _HEARTBEAT, member, 0)
             else:
                 client = present
-                client.busy_until = start + lateness.get(member, 0.0)
+                client.busy_until = start + read.lateness.get(member, 0.0)
                 client.token += 1
                 self._push(self._next_regular(client, start), _HEARTBEAT, member, client.token)
-        return self._settle(start)
+        return self._run_until_settled()
+
+    def _keep_only(self, queues: set[Any]) -> None:
+        """Partitions removed from the group leave every record and every client."""
+        for member in list(self.records):
+            record = self.records[member]
+            self._set_record(
+                member,
+                replace(
+                    record,
+                    assigned=record.assigned & queues,
+                    pending_revocation=record.pending_revocation & queues,
+                ),
+            )
+        for client in self.clients.values():
+            client.owned &= queues
+            client.desired &= queues
+
+    def _depart(self, member: Any, crashed: bool, start: float, ledger: OwnershipLedger) -> None:
+        """`member` stops consuming at `start`; the coordinator hears of it as its departure
+        says: a leave at once, a crash or a static member's leave when its session times
+        out."""
+        client = self.clients.pop(member)
+        for queue in sorted(client.owned):
+            ledger.stop(start, member, queue, revoked=False)
+        crash = crashed or self.departures == "crash"
+        if not crash and not self.static_membership:  # a leave (epoch -1)
+            self._tally.heartbeats += 1
+            self._remove_member(member)
+            return
+        if not crash:  # a static member's temporary leave (epoch -2): the coordinator keeps
+            # its assignment, drops what it still had to revoke, and lets the session timer
+            # of its last heartbeat run out (the leave does not restart it)
+            self._tally.heartbeats += 1
+            kept = self.records.get(member)  # None: its join was never heard
+            if kept is not None:
+                self._set_record(member, replace(kept, pending_revocation=frozenset()))
+        # its last heartbeat: one interval before the next it would have sent
+        last = self._next_regular(client, start) - self.timers.heartbeat_interval
+        self._expire_at(member, last + self.timers.session_timeout)
 
     def _expire_at(self, member: Any, time: float) -> None:
         if member in self.records:
             self._expiring[member] = time
             self._push(time, _EXPIRE, member, 0)
 
-    def _settle(self, start: float) -> ProtocolRun:
+    def _run_until_settled(self) -> ProtocolRun:
+        """Run the events in time order until the group is settled, or until `max_events`
+        (then the run has not converged), and score the rebalance."""
         bound = self.max_events
         if bound is None:
             bound = 10_000 + 200 * (len(self.queues) + len(self.clients))
@@ -419,75 +429,11 @@ class ConsumerSession:
             elif token == self.clients[member].token or token == 0:
                 self._heartbeat(member, time)
         self._quiet = converged
-        totals = self._ledger.finish(self.now)
-        heartbeats, targets, releases, steps = self._counts
-        return ProtocolRun(
-            owners=self._owners(),
-            releases=releases,
-            steps=steps,
-            rounds=targets,
+        return self._scored(
+            self.now,
+            releases=self._tally.releases,
+            steps=self._tally.steps,
+            rounds=self._tally.targets_computed,
             converged=converged,
-            queues_paused=totals.queues_paused,
-            seconds_to_balance=totals.seconds_to_balance,
-            queue_seconds_unowned=totals.queue_seconds_unowned,
-            queue_seconds_doubly_owned=totals.queue_seconds_doubly_owned,
-            queue_seconds_paused=totals.queue_seconds_paused,
-            heartbeats=heartbeats,
+            heartbeats=self._tally.heartbeats,
         )
-
-    def most_consumers(self) -> int:
-        """The most members that consumed one partition at once in the last rebalance."""
-        return self._ledger.finish(self.now).most_consumers
-
-    def restart(
-        self,
-        members: Iterable[Any],
-        down_seconds: float,
-        *,
-        slow: Mapping[Any, float] | None = None,
-    ) -> ProtocolRun:
-        """As ClassicSession.restart: a static member back within the session timeout takes
-        back its assignment (its record was kept); otherwise a leave, then a join."""
-        batch = sorted_distinct_ids(members, "member")
-        for member in batch:
-            if member not in self.clients:
-                raise ValueError(f"restarted member {member!r} is not a member of the group")
-        if isinstance(down_seconds, bool) or not isinstance(down_seconds, int | float):
-            raise TypeError(f"down_seconds must be seconds, not {down_seconds!r}")
-        if not (math.isfinite(down_seconds) and down_seconds >= 0):
-            raise ValueError(f"down_seconds must be finite and >= 0, not {down_seconds!r}")
-        start = self.now
-        everyone = sorted(self.clients)
-        if self.static_membership and down_seconds < self.timers.session_timeout:
-            consuming: dict[Any, set[Any]] = {queue: set() for queue in self.queues}
-            for member, client in self.clients.items():
-                for queue in client.owned:
-                    consuming[queue].add(member)
-            self._ledger = ledger = OwnershipLedger(start, consuming)
-            back = start + down_seconds
-            for member in batch:
-                client = self.clients[member]
-                for queue in sorted(client.owned):
-                    ledger.stop(start, member, queue, revoked=False)
-                    ledger.begin(back, member, queue)
-                client.last_sent = back
-            self.now = back
-            totals = ledger.finish(back)
-            return ProtocolRun(
-                owners=self._owners(),
-                releases=0,
-                steps=0,
-                rounds=0,
-                converged=self._quiet,
-                queues_paused=0,
-                seconds_to_balance=totals.seconds_to_balance,
-                queue_seconds_unowned=totals.queue_seconds_unowned,
-                queue_seconds_doubly_owned=totals.queue_seconds_doubly_owned,
-                queue_seconds_paused=0.0,
-                heartbeats=3 * len(batch),  # the leave, the rejoin, the acknowledgement
-            )
-        leaving = self.change(self.queues, [m for m in everyone if m not in batch], slow=slow)
-        rejoin_at = max(self.now, start + down_seconds)
-        self.now = rejoin_at
-        back_run = self.change(self.queues, everyone)
-        return added_up(leaving, back_run, rejoin_at - start)

@@ -2,8 +2,8 @@
 names them.
 
 Read from apache/kafka at commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (trunk of
-2024-10-25, version 4.0.0-SNAPSHOT: the newest 4.x source in the snapshot read; it has no 4.x
-tag yet, and these defaults are the ones Kafka 4.0.0 documents):
+2024-10-25, version 4.0.0-SNAPSHOT: the newest 4.x source in the snapshot read, which has no
+4.x release tag, so these are the defaults of the 4.0 line as of that commit):
 
 - clients/.../consumer/ConsumerConfig.java: `session.timeout.ms` 45000, `heartbeat.interval.ms`
   3000, `max.poll.interval.ms` 300000 (the Java client sends it as its rebalance timeout, in
@@ -45,8 +45,9 @@ GROUP_CONSUMER_SESSION_TIMEOUT_MS = 45_000
 """GroupCoordinatorConfig `group.consumer.session.timeout.ms` (consumer protocol)."""
 
 
-def _check_positive_ints(timers: object) -> None:
-    for timer in fields(timers):  # type: ignore[arg-type]
+def _check_positive_ints(timers: ClassicTimers | ConsumerTimers) -> None:
+    """TypeError or ValueError naming the first timer that is not a positive int of ms."""
+    for timer in fields(timers):
         value = getattr(timers, timer.name)
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{timer.name} must be an int of milliseconds, not {value!r}")

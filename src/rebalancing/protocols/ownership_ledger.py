@@ -2,12 +2,14 @@
 
 A session records, from the change on, when a member starts consuming a partition (it got it
 in an assignment) and when it stops (a revocation, a leave, a crash); `finish` replays the
-records in time order, stops before starts at one instant (a hand-over at an instant is not
-two owners), and integrates over the partitions: the partition-seconds with no consumer
-(unowned), with two or more (doubly owned), and the part of the unowned time that followed a
-revocation from a member still in the group (paused), with the time of the last change of who
-consumes what. It also keeps the most consumers any partition had at once, which the consumer
-protocol's tests read to show that a partition never has two.
+records in time order, those of one instant in the order they were recorded (the sessions
+record causes first: an owner's stop before the start it frees the partition for, so a
+hand-over at an instant is not two owners), and integrates over the partitions: the
+partition-seconds with no consumer (unowned), with two or more (doubly owned), and the part of
+the unowned time that followed a revocation from a member still in the group (paused), with
+the time of the last change of who consumes what. It also keeps the most consumers any
+partition had at once (`most_consumers`), which the tests read to show that a partition never
+has two.
 Runtime complexity: O(E log E) for E records.
 """
 
@@ -40,6 +42,7 @@ class OwnershipLedger:
     def __init__(self, start: float, consuming: Mapping[Any, Iterable[Any]]) -> None:
         self.start = start
         self.initial = {queue: set(members) for queue, members in consuming.items()}
+        # (time, _STOP or _START, the record's number, member, partition, revoked)
         self.records: list[tuple[float, int, int, Any, Any, bool]] = []
 
     def stop(self, time: float, member: Any, queue: Any, *, revoked: bool) -> None:
@@ -51,14 +54,15 @@ class OwnershipLedger:
         self.records.append((time, _START, len(self.records), member, queue, False))
 
     def finish(self, end: float) -> LedgerTotals:
-        """Replay the records and integrate from `start` to `end`."""
+        """Replay the records (by time, then by the order they were made) and integrate from
+        `start` to `end`."""
         holders = {queue: set(members) for queue, members in self.initial.items()}
         unowned = sum(1 for members in holders.values() if not members)
         doubly = sum(1 for members in holders.values() if len(members) >= 2)
         paused: set[Any] = set()
         ever_paused: set[Any] = set()
         most = max((len(members) for members in holders.values()), default=0)
-        areas = [0.0, 0.0, 0.0]
+        unowned_area = doubly_area = paused_area = 0.0  # partition-seconds
         last_time = last_change = self.start
         for time, kind, _, member, queue, revoked in sorted(
             self.records, key=lambda record: (record[0], record[2])
@@ -66,9 +70,9 @@ class OwnershipLedger:
             if time < last_time:
                 raise ValueError(f"a record at {time} s precedes the ledger's start")
             elapsed = time - last_time
-            areas[0] += unowned * elapsed
-            areas[1] += doubly * elapsed
-            areas[2] += len(paused) * elapsed
+            unowned_area += unowned * elapsed
+            doubly_area += doubly * elapsed
+            paused_area += len(paused) * elapsed
             last_time = time
             members = holders[queue]
             before = len(members)
@@ -87,14 +91,14 @@ class OwnershipLedger:
             unowned += (after == 0) - (before == 0)
             doubly += (after >= 2) - (before >= 2)
         elapsed = max(0.0, end - last_time)
-        areas[0] += unowned * elapsed
-        areas[1] += doubly * elapsed
-        areas[2] += len(paused) * elapsed
+        unowned_area += unowned * elapsed
+        doubly_area += doubly * elapsed
+        paused_area += len(paused) * elapsed
         return LedgerTotals(
             seconds_to_balance=last_change - self.start,
-            queue_seconds_unowned=areas[0],
-            queue_seconds_doubly_owned=areas[1],
-            queue_seconds_paused=areas[2],
+            queue_seconds_unowned=unowned_area,
+            queue_seconds_doubly_owned=doubly_area,
+            queue_seconds_paused=paused_area,
             queues_paused=len(ever_paused),
             most_consumers=most,
         )
