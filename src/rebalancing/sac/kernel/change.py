@@ -1,10 +1,10 @@
-"""A membership change on the arrays: mirrors sessions.ReferenceEngine.change (model.remove_app,
-model.add_app, model.remove_queue and model.add_queue).
+"""A membership change on the arrays: mirrors sessions.ReferenceEngine.change.
 
-Departed apps leave every FIFO and lose their active queues (`_leave`), the present apps' slots
-are merged in sorted id order (`_members_after`), and the per-queue state moves to the new
-queue numbers (`_columns_from`: removed queues vanish with their FIFO, new ones start empty and
-fresh). engine.KernelEngine finds what changed and calls these.
+Departed apps leave every FIFO and lose their active queues (`_leave`: model.remove_app), the
+present apps' slots are merged in sorted id order (`_members_after`: model.add_app keeps the
+apps sorted), and the per-queue state moves to the new queue numbers (`_columns_from`:
+model.remove_queue and model.add_queue; removed queues vanish with their FIFO, new ones start
+empty and fresh). engine.KernelEngine finds what changed and calls these.
 Runtime complexity: O(|Q|) per departed app, O(rows) for the merge, O(|Q| x rows) when the
 queues change (one copy of the FIFO columns).
 """

@@ -1,6 +1,9 @@
-"""The Release guard over the Position support: mirrors model.release_enabled (with
-model.position and model.ideal_number), model.release_enabled_start_ids and the ranking that
-model.SacState.set_active_count keeps.
+"""The Release guard over the Position support: mirrors model.release_enabled.
+
+`_release_enabled` is model.release_enabled for one app (model.position and model.ideal_number
+folded in), `_boundary_cut` over the support's bitsets is model.release_enabled_start_ids for
+all of them at once, and `_recount` keeps the support as model.SacState.set_active_count keeps
+the ranking.
 
 Where the reference finds Position with a binary search over the sorted (count, start id)
 pairs, the kernel uses that |Q| div |started| and |Q| mod |started| are fixed for the whole

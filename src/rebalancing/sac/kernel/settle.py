@@ -1,9 +1,9 @@
-"""One settle and its plan in one compiled call: mirrors sessions.ReferenceEngine.settle
-(schedulers.run_rounds, then model.SacState.owners).
+"""One settle and its plan in one compiled call: mirrors sessions.ReferenceEngine.settle.
 
-The plan comes out as the queue numbers grouped by active app in sorted id order, each group
-ascending, with where each group starts (a counting sort), so that engine.KernelEngine slices it
-into the plan and the scoring core takes it as positions (ProtocolRun.positions).
+That is schedulers.run_rounds (rounds.run_rounds_kernel), then model.SacState.owners: the plan
+as the queue numbers grouped by active app in sorted id order, each group ascending, with where
+each group starts (a counting sort), so that engine.KernelEngine slices it into the plan and
+the scoring core takes it as positions (ProtocolRun.positions).
 Runtime complexity: that of rounds.run_rounds_kernel, plus O(|Q| + |A|) for the grouping.
 """
 
