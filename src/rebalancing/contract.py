@@ -8,9 +8,13 @@ keeping only queues and consumers that still exist, and a queue with two owners 
 A `CheckedPlan` is a `previous` already checked: strategies take it without checking it again,
 which lets the scoring core check and invert each plan once however many readers it has.
 The same inputs with the queues as ranks (`prepare_ranked`, for strategies whose cost is the
-ids' own) are made in rebalancing.ranking, on these checks, and re-exported here.
+ids' own) are made in rebalancing.ranking, on these checks.
 Runtime complexity: O(|Q| log |Q| + |C| log |C| + size of previous), without the last term
 for a CheckedPlan.
+
+Kept in one module: it is the interface, read as one by consumer code and every strategy: the
+id types, the checks whose errors name the culprit, and the shapes of a plan and a protocol run
+that those checks produce.
 """
 
 from __future__ import annotations
@@ -651,22 +655,38 @@ def _in_this_package(module_name: str) -> bool:
     return module_name == package or module_name.startswith(package + ".")
 
 
-# The queues as ranks (prepare_ranked and its tuning) live in rebalancing.ranking, which is
-# built on the checks above; they are re-exported here, the contract's one entry point. Imported
-# last: ranking reads this module's names, all defined by now.
-from rebalancing.ranking import (  # noqa: E402
-    ROWS_FROM,
-    WHOLE_LISTS_FROM,
-    RankedGroup,
-    RankedQueues,
-    prepare_ranked,
-    rank_queues,
+_MOVED_TO_RANKING = frozenset(
+    {
+        "ROWS_FROM",
+        "WHOLE_LISTS_FROM",
+        "RankedGroup",
+        "RankedQueues",
+        "prepare_ranked",
+        "rank_queues",
+    }
 )
+"""The queues as ranks and their tuning, in this module before 0.2.0: rebalancing.ranking now."""
 
-__all__ = [  # this module's public names, and those of ranking it re-exports
+
+def __getattr__(name: str) -> Any:
+    """The names that moved to rebalancing.ranking, with a DeprecationWarning, until 0.3.0 (a
+    lazy import: ranking is built on this module's checks, so this module cannot import it
+    while it loads)."""
+    if name in _MOVED_TO_RANKING:
+        warnings.warn(
+            f"rebalancing.contract.{name} moved to rebalancing.ranking.{name}; the old path "
+            "goes in 0.3.0",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from rebalancing import ranking
+
+        return getattr(ranking, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
     "LONGEST_SHOWN",
-    "ROWS_FROM",
-    "WHOLE_LISTS_FROM",
     "AssignFunction",
     "CheckedPlan",
     "ConsumerT",
@@ -676,15 +696,11 @@ __all__ = [  # this module's public names, and those of ranking it re-exports
     "PreviousMismatchWarning",
     "ProtocolRun",
     "QueueT",
-    "RankedGroup",
-    "RankedQueues",
     "SortedIds",
     "StrategySession",
     "empty_plan",
     "prepare",
-    "prepare_ranked",
     "previous_owners",
-    "rank_queues",
     "shortened_repr",
     "sorted_distinct_ids",
 ]

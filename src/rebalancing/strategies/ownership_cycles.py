@@ -22,6 +22,9 @@ Everything random (cycle jitter, which record to take, the order of concurrent w
 from one `random.Random(seed)` and from the sorted ids only, never from `hash()`.
 Runtime complexity: per member cycle O(|C|) for the decision plus its writes, O(log |C|) per
 event; a rebalance runs until every member has run a cycle that took nothing.
+
+Kept in one module: the table (Record, Beliefs), the group's rules (`rule_violations`) and the
+cycle that changes the table must be read together; each system's hooks are its own module's.
 """
 
 from __future__ import annotations

@@ -36,15 +36,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, compress, filterfalse, islice, repeat
 from typing import cast
 
-from rebalancing.contract import (
-    ConsumerT,
-    QueueT,
-    RankedGroup,
-    SortedIds,
-    empty_plan,
-    prepare,
-    prepare_ranked,
-)
+from rebalancing.contract import ConsumerT, QueueT, SortedIds, empty_plan, prepare
+from rebalancing.ranking import RankedGroup, prepare_ranked
 
 
 def assign(

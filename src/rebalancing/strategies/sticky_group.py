@@ -25,14 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Generic
 
-from rebalancing.contract import (
-    CheckedPlan,
-    ConsumerT,
-    QueueT,
-    RankedQueues,
-    prepare_ranked,
-    sorted_distinct_ids,
-)
+from rebalancing.contract import CheckedPlan, ConsumerT, QueueT, sorted_distinct_ids
+from rebalancing.ranking import RankedQueues, prepare_ranked
 from rebalancing.strategies.sticky import assign_ranks, plan_of_ranks
 
 
