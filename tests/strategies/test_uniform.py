@@ -202,6 +202,14 @@ def test_a_member_under_the_larger_quota_in_member_order_takes_from_one_that_hel
     assert plan == plan_of(A={"topic1": [0, 1]}, B={"topic1": [2, 4]}, C={"topic1": [3]})
 
 
+def test_partitions_no_one_held_are_dealt_before_those_revoked() -> None:
+    # the builder appends what it revokes to the list of unassigned partitions, after the ones
+    # no member held: B, first below quota, gets topic1-4 and -5, C the two that A gave up
+    previous = plan_of(A={"topic1": [0, 1, 2, 3]})
+    plan = assign(partitions({"topic1": 6}), ["A", "B", "C"], previous)
+    assert plan == plan_of(A={"topic1": [0, 1]}, B={"topic1": [4, 5]}, C={"topic1": [2, 3]})
+
+
 # --- properties ---------------------------------------------------------------------------
 
 
