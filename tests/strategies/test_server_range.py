@@ -7,30 +7,14 @@ order (members are sorted), so every case is exact."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 import pytest
 from hypothesis import assume, given
-from hypothesis import strategies as st
 
 from rebalancing.strategies import STRATEGIES, rack_aware_range, server_range
+from tests.strategies.kafka_groups import Group, groups, partitions, plan_of
 
 assign = server_range.assign
 assign_subscribed = server_range.assign_subscribed
-Plan = dict[Any, list[tuple[str, int]]]
-
-
-def partitions(counts: Mapping[str, int]) -> list[tuple[str, int]]:
-    return [(topic, p) for topic, count in counts.items() for p in range(count)]
-
-
-def plan_of(**members: Mapping[str, Sequence[int]]) -> Plan:
-    """A plan from Kafka's mkAssignment form: member -> {topic: partitions}."""
-    return {
-        member: sorted((topic, p) for topic, parts in topics.items() for p in parts)
-        for member, topics in members.items()
-    }
 
 
 def test_one_member_no_topic() -> None:
@@ -173,22 +157,9 @@ def test_subscriptions_must_be_lists_of_topics() -> None:
 # --- properties ---------------------------------------------------------------------------
 
 
-@st.composite
-def groups(draw: st.DrawFn) -> tuple[list[tuple[str, int]], list[str], Plan]:
-    counts = draw(st.dictionaries(st.sampled_from("tuvw"), st.integers(0, 9), max_size=4))
-    members = draw(st.lists(st.sampled_from("ABCDEFG"), unique=True, max_size=7))
-    queues = partitions(counts)
-    owners = draw(st.lists(st.sampled_from([*"ABCDEFGH", None]), min_size=len(queues)))
-    previous: Plan = {}
-    for queue, owner in zip(queues, owners, strict=False):
-        if owner is not None:
-            previous.setdefault(owner, []).append(queue)
-    return queues, members, previous
-
-
 @given(groups())
 def test_each_topic_is_dealt_in_consecutive_ranges_larger_first(
-    group: tuple[list[tuple[str, int]], list[str], Plan],
+    group: Group,
 ) -> None:
     queues, members, previous = group
     assume(members)
@@ -205,7 +176,7 @@ def test_each_topic_is_dealt_in_consecutive_ranges_larger_first(
 
 @given(groups())
 def test_co_partitioned_when_topics_have_equal_partition_counts(
-    group: tuple[list[tuple[str, int]], list[str], Plan],
+    group: Group,
 ) -> None:
     queues, members, _ = group
     count = max((p + 1 for _, p in queues), default=0)
@@ -219,7 +190,7 @@ def test_co_partitioned_when_topics_have_equal_partition_counts(
 
 @given(groups())
 def test_the_current_assignment_is_not_read(
-    group: tuple[list[tuple[str, int]], list[str], Plan],
+    group: Group,
 ) -> None:
     queues, members, previous = group
     assert assign(queues, members, previous) == assign(queues, members, None)
@@ -227,7 +198,7 @@ def test_the_current_assignment_is_not_read(
 
 @given(groups())
 def test_the_plan_is_the_client_range_assignors_without_racks(
-    group: tuple[list[tuple[str, int]], list[str], Plan],
+    group: Group,
 ) -> None:
     queues, members, previous = group
     assert assign(queues, members, previous) == rack_aware_range.assign(queues, members, previous)
@@ -235,7 +206,7 @@ def test_the_plan_is_the_client_range_assignors_without_racks(
 
 @given(groups())
 def test_everyone_subscribed_to_everything_is_the_homogeneous_plan(
-    group: tuple[list[tuple[str, int]], list[str], Plan],
+    group: Group,
 ) -> None:
     queues, members, previous = group
     topics = sorted({topic for topic, _ in queues})

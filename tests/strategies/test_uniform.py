@@ -22,12 +22,11 @@ from typing import Any
 
 import pytest
 from hypothesis import assume, given
-from hypothesis import strategies as st
 
 from rebalancing.strategies import STRATEGIES, uniform
+from tests.strategies.kafka_groups import Group, Plan, groups, partitions, plan_of
 
 assign = uniform.assign
-Plan = dict[str, list[tuple[str, int]]]
 
 # Kafka's test topic ids (OptimizedUniformAssignmentBuilderTest's topic1Uuid .. topic3Uuid)
 KAFKA_TOPIC_IDS = {
@@ -63,18 +62,6 @@ def test_kafka_test_ids_iterate_topic2_then_topic3_then_topic1() -> None:
     # the order behind the expected plans below: topic3 before topic1 in
     # testFirstAssignmentTwoMembersTwoTopicsNoMemberRacks, topic2 before topic1 in the others
     assert kafka_topic_order(["topic1", "topic2", "topic3"]) == ["topic2", "topic3", "topic1"]
-
-
-def partitions(counts: Mapping[str, int]) -> list[tuple[str, int]]:
-    return [(topic, p) for topic, count in counts.items() for p in range(count)]
-
-
-def plan_of(**members: Mapping[str, Sequence[int]]) -> Plan:
-    """A plan from Kafka's mkAssignment form: member -> {topic: partitions}."""
-    return {
-        member: sorted((topic, p) for topic, parts in topics.items() for p in parts)
-        for member, topics in members.items()
-    }
 
 
 def kafka_run(
@@ -213,24 +200,8 @@ def test_partitions_no_one_held_are_dealt_before_those_revoked() -> None:
 # --- properties ---------------------------------------------------------------------------
 
 
-@st.composite
-def groups(draw: st.DrawFn) -> tuple[list[tuple[str, int]], list[str], Plan]:
-    """Topics of 0-9 partitions, up to 7 members, and a previous plan over a group that may
-    differ (members that left, partitions that went)."""
-    counts = draw(st.dictionaries(st.sampled_from("tuvw"), st.integers(0, 9), max_size=4))
-    queues = partitions(counts)
-    members = draw(st.lists(st.sampled_from("ABCDEFG"), unique=True, max_size=7))
-    before = partitions({topic: count + 2 for topic, count in counts.items()})
-    owners = draw(st.lists(st.sampled_from([*"ABCDEFGH", None]), min_size=len(before)))
-    previous: Plan = {}
-    for queue, owner in zip(before, owners, strict=False):
-        if owner is not None:
-            previous.setdefault(owner, []).append(queue)
-    return queues, members, previous
-
-
 @given(groups())
-def test_every_plan_is_valid_and_balanced(group: tuple[Any, list[str], Plan]) -> None:
+def test_every_plan_is_valid_and_balanced(group: Group) -> None:
     queues, members, previous = group
     plan = assign(queues, members, previous)
     if members:
@@ -240,7 +211,7 @@ def test_every_plan_is_valid_and_balanced(group: tuple[Any, list[str], Plan]) ->
 
 
 @given(groups())
-def test_the_larger_quotas_go_to_the_first_members(group: tuple[Any, list[str], Plan]) -> None:
+def test_the_larger_quotas_go_to_the_first_members(group: Group) -> None:
     queues, members, previous = group
     plan = assign(queues, members, previous)
     if members:
@@ -250,7 +221,7 @@ def test_the_larger_quotas_go_to_the_first_members(group: tuple[Any, list[str], 
 
 
 @given(groups())
-def test_stickiness_bounds(group: tuple[Any, list[str], Plan]) -> None:
+def test_stickiness_bounds(group: Group) -> None:
     """A member keeps what it held up to its quota, and never both loses and gains."""
     queues, members, previous = group
     plan = assign(queues, members, previous)
@@ -263,7 +234,7 @@ def test_stickiness_bounds(group: tuple[Any, list[str], Plan]) -> None:
 
 
 @given(groups())
-def test_a_plan_is_kept_when_nothing_changes(group: tuple[Any, list[str], Plan]) -> None:
+def test_a_plan_is_kept_when_nothing_changes(group: Group) -> None:
     queues, members, previous = group
     plan = assign(queues, members, previous)
     assert assign(queues, members, plan) == plan
@@ -271,7 +242,7 @@ def test_a_plan_is_kept_when_nothing_changes(group: tuple[Any, list[str], Plan])
 
 @given(groups())
 def test_deals_free_partitions_in_topic_then_partition_order(
-    group: tuple[Any, list[str], Plan],
+    group: Group,
 ) -> None:
     """Without a previous plan, the members in order take consecutive runs of the sorted
     partitions: the first member the first quota, and so on."""
