@@ -32,8 +32,8 @@ static ones first, such as `(0, instance_id)` and `(1, member_id)`. `assign_subs
 per-member subscriptions, Kafka's heterogeneous path (each topic ranged over its own
 subscribers). Not rack-aware at this commit (KAFKA-16694 removed rack awareness from the
 server-side assignors in May 2024): zones are not read.
-Topics: a queue id that is a tuple of two or more items is `(topic, ...)` (rack_aware_range.
-topic_of); every other id is in one topic.
+Topics: a queue id that is a tuple of two or more items is `(topic, ...)`; every other id is in
+one topic (rebalancing.strategies.kafka_subscriptions).
 Runtime complexity: O(|Q| log |Q| + |C| log |C|) (the contract's sorts), O(|Q| + T x |C|) after
 them for T topics.
 """
@@ -42,9 +42,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 
-from rebalancing.contract import ConsumerT, QueueT, empty_plan, prepare, shortened_repr
-from rebalancing.strategies.rack_aware_range import topic_of
-from rebalancing.strategies.uniform import topic_partitions
+from rebalancing.contract import ConsumerT, QueueT, empty_plan, prepare
+from rebalancing.strategies.kafka_subscriptions import checked_subscriptions, topic_partitions
 
 
 def assign(
@@ -58,7 +57,7 @@ def assign(
     plan: dict[ConsumerT, list[QueueT]] = empty_plan(group.consumers)
     if not group.consumers:
         return plan
-    for partitions in topic_partitions(group.queues):
+    for partitions in topic_partitions(group.queues).values():
         _deal_ranges(partitions, group.consumers, plan)
     for owned in plan.values():  # ascending already, unless one-item tuples mix with pairs
         owned.sort()
@@ -71,29 +70,16 @@ def assign_subscribed(
     previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
 ) -> dict[ConsumerT, list[QueueT]]:
     """Kafka's heterogeneous path: `subscriptions` maps each member to the topics it subscribes
-    to (topics as rack_aware_range.topic_of reads them from the queue ids); each topic's
-    partitions are ranged over its own subscribers, in id order. The queues of a topic that no
-    member subscribes to stay unassigned, as in Kafka. A subscription to a topic with no queue
-    is a ValueError naming it (Kafka: PartitionAssignorException)."""
+    to (rules: rebalancing.strategies.kafka_subscriptions); each topic's partitions are ranged
+    over its own subscribers, in id order. The queues of a topic that no member subscribes to
+    stay unassigned, as in Kafka."""
     group = prepare(queues, subscriptions.keys(), previous)
     plan: dict[ConsumerT, list[QueueT]] = empty_plan(group.consumers)
-    partitions_of = {
-        topic_of(partitions[0]): partitions for partitions in topic_partitions(group.queues)
-    }
+    partitions_of = topic_partitions(group.queues)
     subscribers: dict[Hashable, list[ConsumerT]] = {}
-    for consumer in group.consumers:
-        topics = subscriptions[consumer]
-        if isinstance(topics, str | bytes) or not isinstance(topics, Iterable):
-            raise TypeError(
-                f"subscriptions[{shortened_repr(consumer)}] must be an iterable of topics, "
-                f"got {shortened_repr(topics)}"
-            )
-        for topic in dict.fromkeys(topics):
-            if topic not in partitions_of:
-                raise ValueError(
-                    f"consumer {shortened_repr(consumer)} subscribes to topic "
-                    f"{shortened_repr(topic)}, which has no queue"
-                )
+    chosen = checked_subscriptions(group.consumers, subscriptions, partitions_of)
+    for consumer, topics in chosen.items():
+        for topic in topics:
             subscribers.setdefault(topic, []).append(consumer)
     for topic, members in subscribers.items():
         _deal_ranges(partitions_of[topic], members, plan)

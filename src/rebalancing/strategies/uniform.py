@@ -38,16 +38,19 @@ as arguments, so the tests can also hold it to Kafka's exact expected plans unde
 Kafka's run had.
 
 Topics: a queue id that is a tuple of two or more items is `(topic, ...)`, as Kafka's
-`(topic, partition)`; every other id is in one topic (rack_aware_range.topic_of). Every member
-subscribes to every topic of `queues` (the contract has no per-member subscriptions). With
-differing subscriptions Kafka switches to `UniformHeterogeneousAssignmentBuilder`: it keeps every
-still-subscribed partition, deals the free ones topic by topic (most partitions per subscriber
-first) to the least-loaded subscriber, then moves partitions from the most to the least loaded
-subscribers of each topic, repeatedly (16 rounds at most), so its result is balanced per topic's
-subscribers rather than by global quotas. Not rack-aware at this commit (KAFKA-16694, May 2024,
-removed rack awareness from the server-side assignors): zones are not read.
+`(topic, partition)`; every other id is in one topic (rebalancing.strategies.
+kafka_subscriptions). In `assign` every member subscribes to every topic of `queues` (the
+contract has no per-member subscriptions). `assign_subscribed` takes them, and with differing
+subscriptions runs Kafka's `UniformHeterogeneousAssignmentBuilder` (uniform_heterogeneous): it
+keeps every still-subscribed partition whatever the quotas, deals the free ones topic by topic
+to the least-loaded subscribers, then moves partitions from the most to the least loaded
+subscribers of each topic, so it balances each topic's subscribers rather than filling global
+quotas (and, with overlapping subscriptions, may stop short of balance). Not rack-aware at
+this commit (KAFKA-16694, May 2024, removed rack awareness from the server-side assignors): zones
+are not read.
 Runtime complexity: O(|Q| log |Q| + |C| log |C|) (the contract's sorts and each member's held
-partitions sorted), O(|Q| + |C|) after them.
+partitions sorted), O(|Q| + |C|) after them; `assign_subscribed` with differing subscriptions,
+uniform_heterogeneous's.
 """
 
 from __future__ import annotations
@@ -57,7 +60,9 @@ from itertools import chain, islice
 from typing import Any
 
 from rebalancing.contract import ConsumerT, QueueT, prepare
+from rebalancing.strategies.kafka_subscriptions import checked_subscriptions, topic_partitions
 from rebalancing.strategies.rack_aware_range import topic_of
+from rebalancing.strategies.uniform_heterogeneous import heterogeneous_plan
 
 
 def assign(
@@ -72,19 +77,39 @@ def assign(
         return {}
     held = group.kept_queues
     return homogeneous_plan(
-        topic_partitions(group.queues),
+        list(topic_partitions(group.queues).values()),
         group.consumers,
         {consumer: sorted(held[consumer]) for consumer in group.consumers if consumer in held},
     )
 
 
-def topic_partitions(sorted_queues: Sequence[QueueT]) -> list[list[QueueT]]:
-    """The queues grouped by topic (rack_aware_range.topic_of), topics in order of first
-    appearance, each topic's queues in the order given (sorted queues: ascending)."""
-    by_topic: dict[Hashable, list[QueueT]] = {}
-    for queue in sorted_queues:
-        by_topic.setdefault(topic_of(queue), []).append(queue)
-    return list(by_topic.values())
+def assign_subscribed(
+    queues: Iterable[QueueT],
+    subscriptions: Mapping[ConsumerT, Iterable[Hashable]],
+    previous: Mapping[ConsumerT, Iterable[QueueT]] | None = None,
+) -> dict[ConsumerT, list[QueueT]]:
+    """Kafka's uniform assignor with per-member subscriptions (member -> topics; rules:
+    rebalancing.strategies.kafka_subscriptions): the homogeneous builder when every member
+    subscribes to the same topics, else the heterogeneous one (uniform_heterogeneous), as
+    Kafka's UniformAssignor chooses. What a member held of a topic it no longer subscribes to is
+    taken away; the queues of a topic nobody subscribes to stay unassigned, as in Kafka."""
+    group = prepare(queues, subscriptions.keys(), previous)
+    all_topics = topic_partitions(group.queues)
+    chosen = checked_subscriptions(group.consumers, subscriptions, all_topics)
+    held = group.kept_queues
+    if len({frozenset(topics) for topics in chosen.values()}) > 1:
+        plan = heterogeneous_plan(all_topics, group.consumers, chosen, held)
+        return {consumer: plan[consumer] for consumer in group.consumers}
+    subscribed = set(next(iter(chosen.values()), ()))
+    return homogeneous_plan(
+        [partitions for topic, partitions in all_topics.items() if topic in subscribed],
+        group.consumers,
+        {
+            consumer: sorted(q for q in held[consumer] if topic_of(q) in subscribed)
+            for consumer in group.consumers
+            if consumer in held
+        },
+    )
 
 
 def homogeneous_plan(
