@@ -10,7 +10,7 @@ carry over; the code is ours. The broker runs it (the second entry of the defaul
 `group.consumer.assignors`; a consumer picks it with `group.remote.assignor=range`).
 
 Whether it keeps current owners changed over Kafka's history. The first server-side range
-assignor (KAFKA-14514, Kafka 3.5 to 3.8) was sticky: each member kept up to its quota of what it
+assignor (KAFKA-14514, Kafka 3.6 to 3.8) was sticky: each member kept up to its quota of what it
 held, then the rest was handed out. KAFKA-16944 ("Rewrite Range Assignor", July 2024, in 3.9
 and in the commit read here) made it a plain range assignor again: the plan is computed from the
 members and the topics alone and the current assignment is not read. This module is the
