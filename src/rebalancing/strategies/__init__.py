@@ -15,8 +15,10 @@ from rebalancing.strategies import (
     rack_aware_sticky,
     round_robin,
     sac,
+    server_range,
     sticky,
     super_stream,
+    uniform,
     weighted_sticky,
 )
 from rebalancing.strategies.registry import (
@@ -51,7 +53,9 @@ __all__ = [
     "round_robin",
     "sac",
     "select",
+    "server_range",
     "sticky",
     "super_stream",
+    "uniform",
     "weighted_sticky",
 ]

@@ -40,8 +40,10 @@ from rebalancing.strategies import (
     rack_aware_sticky,
     round_robin,
     sac,
+    server_range,
     sticky,
     super_stream,
+    uniform,
     weighted_sticky,
 )
 
@@ -49,6 +51,8 @@ SYSTEMS: Mapping[str, str] = MappingProxyType(
     {
         "kafka-eager": "Kafka consumer group, eager rebalance protocol (a client-side assignor)",
         "kafka-cooperative": "Kafka consumer group, cooperative rebalance protocol (KIP-429)",
+        "kafka-consumer": "Kafka 4 consumer group protocol (KIP-848, group.protocol=consumer): "
+        "the broker assigns with a server-side assignor",
         "rocketmq-client": "RocketMQ, each consumer computes the plan from its own view",
         "rocketmq-broker": "RocketMQ, the broker computes the plan (and knows the previous one)",
         "rabbitmq-sac": "RabbitMQ single active consumer (queues, or a super stream's partitions)",
@@ -65,6 +69,9 @@ VENDORS: tuple[str, ...] = ("kafka", "rocketmq", "rabbitmq", "pulsar", "event-hu
 (rebalancing.evaluation.decision.systems)."""
 
 _WHERE_A_FUNCTION_RUNS = frozenset({"kafka-eager", "kafka-cooperative", "rocketmq-broker"})
+"""Not kafka-consumer: under KIP-848 the broker assigns, with the Java assignors configured in
+`group.consumer.assignors` (ConsumerGroupPartitionAssignor), and a client has no assignor to
+plug in; only Kafka's own server-side assignors, transcribed here, run there."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +265,7 @@ def _sac(
 _ZONES = frozenset({"consumer_zones", "queue_zones"})
 _LOADS = frozenset({"weights", "capacities"})
 _ROCKETMQ = frozenset({"rocketmq-client", "rocketmq-broker"})
+_KAFKA_CONSUMER = frozenset({"kafka-consumer"})  # the broker's Java assignors, only there
 
 STRATEGIES: Mapping[str, Strategy] = Registry(
     Strategy(
@@ -297,6 +305,22 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         open_session=cooperative_sticky.Session,
         systems=frozenset({"kafka-cooperative"}),
         native={"kafka": "CooperativeStickyAssignor"},
+    ),
+    Strategy(
+        "uniform",
+        uniform.assign,
+        "Kafka's server-side UniformAssignor (KIP-848), homogeneous builder: quotas, keep, deal",
+        systems=_KAFKA_CONSUMER,
+        native={"kafka": "uniform"},
+        by_default=False,
+    ),
+    Strategy(
+        "server_range",
+        server_range.assign,
+        "Kafka's server-side RangeAssignor (KIP-848, rewritten by KAFKA-16944): not sticky",
+        systems=_KAFKA_CONSUMER,
+        native={"kafka": "range"},
+        by_default=False,
     ),
     Strategy(
         "consistent_hash",
@@ -490,7 +514,9 @@ which reproduces the id tie-break), so it would only double the most expensive s
 and `pulsar_failover`, whose plan is round_robin's and which only Pulsar runs (`--system
 pulsar-failover` scores it, as does naming it); the Event Hubs and KCL protocols likewise
 (`--system azure-event-hubs`, `--system aws-kcl`), which only their systems run, and whose
-simulated cycles cost far more than a plan; and the strategies that read zones or weights
+simulated cycles cost far more than a plan; Kafka's server-side `uniform` and `server_range`,
+which only the broker runs under the consumer protocol (`--system kafka-consumer`), the latter
+with rack_aware_range's plan when there are no zones; and the strategies that read zones or weights
 (`uses`), which `default_strategies` adds when the scenarios carry them (`runs_on`)."""
 
 

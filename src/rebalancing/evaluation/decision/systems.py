@@ -111,6 +111,18 @@ def _kafka(cooperative: bool) -> Callable[[Strategy], str]:
     return how
 
 
+def _server_side(strategy: Strategy) -> str | None:
+    """The broker's own assignor under the consumer protocol: a client names it; a strategy of
+    this library cannot run there (a broker-side assignor is a Java class)."""
+    built_in = strategy.native.get("kafka")
+    if strategy.open_session is not None or built_in not in ("uniform", "range"):
+        return None
+    return (
+        f"Set group.protocol=consumer and group.remote.assignor={built_in} on the consumers "
+        "(the broker's group.consumer.assignors must list it; uniform is its default)."
+    )
+
+
 def _rocketmq(where: str) -> Callable[[Strategy], str]:
     """RocketMQ's own class where it ships one, else the module to port (`where` it runs)."""
 
@@ -220,6 +232,16 @@ DECLARED: tuple[System, ...] = (
         vendor="kafka",
         zone_aware=True,
         how_to_run=_kafka(cooperative=True),
+    ),
+    System(
+        "kafka-consumer",
+        "Kafka, consumer group protocol (KIP-848, group.protocol=consumer)",
+        "the broker plans with its server-side assignor and revokes only the partitions that "
+        "move, member by member, with no group-wide barrier: moves are the pauses",
+        ("balance_degree", "moves", "stickiness"),
+        (*_BASE_SHOWN, _TIME),
+        vendor="kafka",
+        how_to_run=_server_side,
     ),
     System(
         "rocketmq-client",
