@@ -78,6 +78,7 @@ it says otherwise)."""
 SYSTEM_ORDER = (
     "kafka-eager",
     "kafka-cooperative",
+    "kafka-consumer",
     "rocketmq-client",
     "rocketmq-broker",
     "rabbitmq-sac",
