@@ -10,12 +10,9 @@ import math
 from collections.abc import Mapping
 
 from rebalancing.evaluation.decision.differences import Difference
-from rebalancing.evaluation.scoring.aggregates import Aggregate
+from rebalancing.evaluation.scoring.aggregates import Aggregate, Overall
 from rebalancing.evaluation.scoring.definitions import Score, format_value
 from rebalancing.strategies import STRATEGIES
-
-Overall = Mapping[str, Mapping[str, Aggregate]]
-
 
 SPEED_RATIO = 2.0
 """A tie on every criterion is broken by time only when one is this many times faster (p99)."""

@@ -14,16 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 
-from rebalancing.evaluation.scoring.aggregates import Aggregate
+from rebalancing.evaluation.scoring.aggregates import Overall
 from rebalancing.evaluation.scoring.definitions import SCORES, format_value
 from rebalancing.strategies import STRATEGIES, SYSTEMS, Strategy
 from rebalancing.strategies.registry import default_strategies, runs_on
 
 ANY_SYSTEM = "any"
 """The system of a group that has not said where it runs: every default strategy competes."""
-
-Overall = Mapping[str, Mapping[str, Aggregate]]
-"""strategy -> metric -> its aggregate over every rebalance (the summary's "all" rows)."""
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,8 @@ from rebalancing.evaluation.report.page import FigureFile, write_report_page
 from rebalancing.evaluation.report.plots import BANDS, deciding_score, save_all, save_figures
 from rebalancing.evaluation.report.tables import glossary_lines, markdown_table, shown_columns
 from rebalancing.evaluation.report.verdict_text import render_markdown, table
-from rebalancing.evaluation.scoring.aggregates import METRICS, STATISTICS, Aggregate
+from rebalancing.evaluation.scoring.aggregates import METRICS, STATISTICS, Summary
 from rebalancing.evaluation.scoring.definitions import SCORES
-
-Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 
 
 def wide_rows(summary: Summary) -> list[dict[str, Any]]:

@@ -23,11 +23,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from rebalancing.evaluation.report.page import FigureFile
-from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate
+from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate, Summary
 from rebalancing.evaluation.scoring.definitions import SCORES
 from rebalancing.evaluation.scoring.replay import ScoreRow
-
-Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 
 
 def _strategies(summary: Summary) -> list[str]:

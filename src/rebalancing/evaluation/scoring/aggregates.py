@@ -180,3 +180,6 @@ def summarise(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], dict[str, Aggre
 Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 """(strategy, change kind) -> metric -> Aggregate: what `summarise` returns, and what the Spark
 harness's aggregation gives back in the same shape."""
+
+Overall = Mapping[str, Mapping[str, Aggregate]]
+"""strategy -> metric -> its aggregate over every rebalance (a Summary's "all" rows)."""
