@@ -25,7 +25,8 @@ ALLOWED = {
     "runtime": set(),
     "adapters": {"contract", "placement", "strategies", "sac", "runtime", "machine"},
     "machine": set(),  # packages and processes of the machine: the standard library only
-    "cli": {"evaluation", "harness"},  # the `rebalancing` command, above every layer
+    "cli": {"evaluation", "harness", "version"},  # the `rebalancing` command, above every layer
+    "version": set(),  # the package's version, read by pyproject.toml
     "__main__": {"cli"},
 }
 

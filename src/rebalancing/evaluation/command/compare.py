@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rebalancing.evaluation.command.pipes import quiet_when_the_reader_leaves
 from rebalancing.evaluation.command.profile import (
     ParameterError,
     Profile,
@@ -124,12 +125,17 @@ def print_comparison(profile: Profile, table: bool) -> None:
 def main(
     arguments: Sequence[str] | None = None, prog: str = "python -m rebalancing.evaluation"
 ) -> int:
-    """A comparison in one process; 2 with one line naming the culprit on a bad parameter."""
-    namespace = compare_parser(prog).parse_args(arguments)
-    try:
-        profile = profile_from(namespace)
-    except ParameterError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print_comparison(profile, namespace.table)
-    return 0
+    """A comparison in one process; 2 with one line naming the culprit on a bad parameter;
+    quiet when the reader of its output (`head`) leaves early."""
+
+    def run() -> int:
+        namespace = compare_parser(prog).parse_args(arguments)
+        try:
+            profile = profile_from(namespace)
+        except ParameterError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print_comparison(profile, namespace.table)
+        return 0
+
+    return quiet_when_the_reader_leaves(run)
