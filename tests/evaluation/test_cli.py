@@ -40,8 +40,11 @@ def test_the_verdict_closes_the_output_and_the_files_hold_the_rest(
     assert any(line.startswith("averagely ") for line in lines)
     assert "round_robin" not in output
     assert "Use sticky." in output or "Tie." in output
-    assert len(lines) <= 30
+    assert len(lines) <= 35
     assert f"Report: {tmp_path / 'report.html'}" in output
+    # under `any` the last word is the command that gives a verdict for one's own system
+    assert lines[-2] == "  rebalancing compare --system SYSTEM"
+    assert lines[-1].startswith("SYSTEM one of kafka-eager, kafka-cooperative,")
     for name in ("summary.md", "summary.csv", "run.json", "report.html", "stickiness.png"):
         assert (tmp_path / name).is_file(), name
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
@@ -69,6 +72,7 @@ def test_the_system_chooses_the_candidates(
     rows = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line]
     assert {"sac", "sac_newest", "sac_random", "super_stream"} <= set(rows)
     assert "sticky" not in rows
+    assert "SYSTEM" not in rows  # the verdict is for this system: no pointer to another
     assert "averagely" not in rows
 
 

@@ -84,6 +84,11 @@ _ADDED_PY_FILES: set[tuple[str, str]] = set()
 again only makes Spark warn (it never replaces a file an application has)."""
 
 
+LOG_SETTINGS = Path(__file__).with_name("log4j2.properties")
+"""The driver's log settings when Spark is embedded: errors only, so that the JVM's start-up
+warnings (Hadoop's NativeCodeLoader) do not come before the verdict."""
+
+
 def build_session(options: HarnessOptions) -> SparkSession:
     """The session: a Spark Connect one for `--remote`; else `--master` if given, spark-submit's
     when submitted, local[*] otherwise."""
@@ -97,6 +102,10 @@ def build_session(options: HarnessOptions) -> SparkSession:
         builder = builder.master("local[*]")
     if not submitted:  # embedded: the workers run this interpreter, with this environment
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # the driver's JVM starts with our log settings, quiet from its first line (see there)
+        builder = builder.config(
+            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG_SETTINGS.as_uri()}"
+        )
         if (options.master or "local[*]").startswith("local"):
             # the driver's ports and its web UI on the loopback address only (Spark picks the
             # first interface's otherwise); a caller's own SPARK_LOCAL_IP wins

@@ -22,6 +22,7 @@ from rebalancing.evaluation.command.profile import (
     profile_from,
     run_description,
 )
+from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict
 from rebalancing.evaluation.report.outputs import write_outputs
 from rebalancing.evaluation.report.tables import markdown_table
@@ -111,7 +112,21 @@ def closing_lines(verdict: Verdict, profile: Profile, seconds: float | None = No
         )
     if seconds is not None:
         lines.append(f"Scored in {seconds:.1f} s.")
+    if profile.system == ANY_SYSTEM:
+        lines.append(for_your_system())
     return "\n".join(lines)
+
+
+def for_your_system() -> str:
+    """The closing lines of a comparison under `any`, whose verdict is for no system: the
+    command that gives the verdict for the user's own."""
+    systems = [name for name in SYSTEM_VERDICTS if name != ANY_SYSTEM]
+    return (
+        "\nThis verdict is for no system in particular. For yours, with your group's --queues, "
+        "--consumers and --mix:\n"
+        "  rebalancing compare --system SYSTEM\n"
+        f"SYSTEM one of {', '.join(systems)} (rebalancing systems describes them)."
+    )
 
 
 def print_comparison(profile: Profile, table: bool) -> None:

@@ -56,6 +56,14 @@ class ParameterError(ValueError):
     """A parameter is out of range; the message names it."""
 
 
+class CommandsOwnFolder(str):
+    """The default --out, the command's own folder (out/compare, out/harness): each run there
+    replaces the one before, where a folder the user names is refused without --replace. A
+    str subclass, so that the parsed options tell it from the same path typed by the user."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Profile:
     """One group to score: what runs, on what scenarios, on which system, written where."""
@@ -336,8 +344,8 @@ def add_profile_arguments(
         if out is not None
         else ""
     )
-    run.add_argument("--out", default=None, help="output directory" + own)
-    parser.set_defaults(own_out=out)
+    default = None if out is None else CommandsOwnFolder(out)
+    run.add_argument("--out", default=default, help="output directory" + own)
     run.add_argument(
         "--replace",
         action="store_true",
@@ -424,11 +432,9 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
     out = None
     if namespace.out is not None:
         out = Path(os.path.expanduser(namespace.out))
-        prepare_out(out, namespace.replace)
-    elif getattr(namespace, "own_out", None) is not None:
-        # the command's own folder: replaced, unless it holds what is not a run's
-        out = Path(namespace.own_out)
-        prepare_out(out, replace=True)
+        # the command's own folder is replaced (unless it holds what is not a run's); one the
+        # user names only with --replace
+        prepare_out(out, namespace.replace or isinstance(namespace.out, CommandsOwnFolder))
     return Profile(
         system=system.name,
         scenarios=namespace.scenarios,
