@@ -11,7 +11,11 @@ from collections.abc import Sequence
 
 from rebalancing.evaluation.command.pipes import quiet_when_the_reader_leaves
 from rebalancing.evaluation.command.profile import OneLineErrorParser
-from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
+from rebalancing.evaluation.decision.systems import (
+    SYSTEM_VERDICTS,
+    baseline_strategy,
+    candidates_needs,
+)
 from rebalancing.version import __version__
 
 LOCAL_LIMIT = 20_000
@@ -91,9 +95,18 @@ def systems_text() -> str:
     """Every system with its candidates and deciding scores, for `rebalancing systems`."""
     lines = []
     for name, system in SYSTEM_VERDICTS.items():
+        candidates = system.candidates()
         lines.append(f"{name}: {system.title}")
-        lines.append(f"  candidates: {', '.join(system.candidates())}")
+        lines.append(f"  candidates: {', '.join(candidates)}")
         lines.append(f"  decides on, in order: {', '.join(system.criteria)}")
+        lines += [
+            f"  {', '.join(names)} {'needs' if len(names) == 1 else 'need'} {what}"
+            for what, names in candidates_needs(system).items()
+        ]
+        if system.baseline:
+            baseline = baseline_strategy(name)
+            plan = f" (the plan of {baseline})" if baseline else ""
+            lines.append(f"  without this library: {system.baseline}{plan}")
     return "\n".join(lines)
 
 

@@ -22,6 +22,7 @@ from rebalancing.evaluation.__main__ import main
 from rebalancing.evaluation.command.compare import compare_parser
 from rebalancing.evaluation.command.pipes import READER_LEFT
 from rebalancing.evaluation.command.profile import profile_from
+from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS, how_to_run
 from rebalancing.evaluation.moved import MOVED, REMOVED_IN
 
 SMALL = ["--queues", "1:60", "--consumers", "1:12"]
@@ -86,6 +87,45 @@ def test_rebalancing_systems_lists_every_system_with_its_candidates(
     cooperative = output.split("kafka-cooperative:")[1].split("rocketmq-client:")[0]
     assert "cooperative_sticky" in cooperative
     assert "sticky," not in cooperative.replace("cooperative_sticky", "")
+
+
+def test_systems_say_what_each_candidate_needs_and_what_runs_without_the_library(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert rebalancing_main(["systems"]) == 0
+    output = capsys.readouterr().out
+    sac = output.split("rabbitmq-sac:")[1].split("pulsar-failover:")[0]
+    assert "super_stream needs streams: RabbitMQ 3.11 or later" in sac
+    assert "sac, sac_newest, sac_random need the group member in each app" in sac
+    assert "without this library: every consumer subscribes to every queue" in sac
+    blocks: dict[str, list[str]] = {}
+    for line in output.splitlines():
+        if not line.startswith(" "):
+            blocks[line.split(":")[0]] = []
+        else:
+            blocks[list(blocks)[-1]].append(line)
+    assert set(blocks) == set(SYSTEM_VERDICTS)
+    for system, lines in blocks.items():
+        today = [line for line in lines if line.startswith("  without this library: ")]
+        assert len(today) == (system != ANY_SYSTEM), system
+    assert "(the plan of averagely)" in output.split("kafka-eager:")[1].split("kafka-coop")[0]
+    assert "It needs streams: RabbitMQ 3.11" in (how_to_run("rabbitmq-sac", "super_stream") or "")
+    assert "GroupMember" in (how_to_run("rabbitmq-sac", "sac_newest") or "")
+    assert "It needs" not in (how_to_run("kafka-eager", "sticky") or "")
+
+
+def test_the_verdict_says_what_changing_from_todays_setup_gives(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments = ["compare", "--system", "kafka-eager", "--scenarios", "10", *SMALL]
+    arguments += ["--strategies", "averagely,sticky", "--out", str(tmp_path)]
+    assert rebalancing_main(arguments) == 0
+    output = " ".join(capsys.readouterr().out.split())
+    assert (
+        "Without this library: the Kafka clients' default assignor, RangeAssignor (averagely in "
+        "the table). Changing to sticky gives, in means: " in output
+    )
+    assert "stickiness " in output.split("Changing to sticky gives")[1].split("Use sticky")[0]
 
 
 SOURCE = Path(__file__).parents[2] / "src"

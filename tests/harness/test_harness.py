@@ -334,7 +334,7 @@ def test_embedded_spark_says_nothing_before_the_verdict(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "NativeCodeLoader" not in completed.stderr
-    assert "WARN" not in completed.stderr
+    assert " WARN " not in completed.stderr  # a Spark log line: "26/11/28 14:50:01 WARN ..."
     assert "Setting default log level" not in completed.stderr
     assert completed.stdout.startswith("Which strategy for this group")
 

@@ -92,16 +92,10 @@ consumers) -> the steps, each the group after one rebalance."""
 INITIAL = "initial"
 """The kind of step 0: the first assignment, from scratch."""
 
-MAX_QUEUES = 100_000
-"""The most queues a scenario may have: a large Kafka cluster's partitions. A group's plans are
-held in memory, as lists of its queues, several per step; a billion queues would not fit."""
-
-MAX_CONSUMERS = 10_000
-"""The most consumers a scenario may have (the SAC protocol alone subscribes every consumer to
-every queue: queues x consumers subscriptions)."""
-
-MAX_CHANGES = 1_000
-"""The most changes per scenario: each one is a rebalance scored on the whole group."""
+MAX_QUEUES, MAX_CONSUMERS, MAX_CHANGES = 100_000, 10_000, 1_000
+"""The most queues, consumers and changes a scenario may have: a large Kafka cluster's partitions;
+the SAC protocol subscribes every consumer to every queue; each change is a rebalance of the whole
+group. Plans are held in memory, several per step: a billion queues would not fit."""
 
 
 def _positive_range(name: str, bounds: tuple[int, int], maximum: int | None = None) -> None:
