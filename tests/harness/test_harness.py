@@ -417,7 +417,8 @@ def test_an_out_holding_an_earlier_run_is_refused_before_spark_unless_replaced(
     (tmp_path / "client_views.png").write_bytes(b"old")
     (tmp_path / "run.json").write_text("{}")
     with pytest.raises(
-        ParameterError, match="earlier run's files; give another --out, or --replace"
+        ParameterError,
+        match=r"earlier run's files \(client_views.png, rows.parquet, run.json\); give another",
     ):
         parse_options(["--out", str(tmp_path)])
     assert (tmp_path / "client_views.png").exists()

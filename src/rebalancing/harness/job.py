@@ -85,8 +85,9 @@ again only makes Spark warn (it never replaces a file an application has)."""
 
 
 LOG_SETTINGS = Path(__file__).with_name("log4j2.properties")
-"""The driver's log settings when Spark is embedded: errors only, so that the JVM's start-up
-warnings (Hadoop's NativeCodeLoader) do not come before the verdict."""
+"""The driver's log settings when Spark is embedded, from the JVM's first line: none of Spark's
+start-up lines (Hadoop's NativeCodeLoader warning, the default level it sets) before the
+verdict; the level is lowered to errors once the session is up."""
 
 
 def build_session(options: HarnessOptions) -> SparkSession:
