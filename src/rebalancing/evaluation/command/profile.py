@@ -260,8 +260,9 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
-    """A bad option is one line naming it (and the closest known option for a misspelt one),
-    exit 2, instead of the usage block and then the error."""
+    """A bad option is one line naming it (and the closest known option for a misspelt one, the
+    closest choice for a misspelt value such as --system's), exit 2, instead of the usage block
+    and then the error."""
 
     def error(self, message: str) -> NoReturn:
         hint = ""
