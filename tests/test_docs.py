@@ -22,6 +22,8 @@ DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
 MEASUREMENTS = sorted((ROOT / "benchmarks" / "results").rglob("*.md"))
 LINKED_FILES = [README, *PAGES, *MEASUREMENTS]
+SPECS = sorted(path for path in (ROOT / "specs").iterdir() if path.is_file())
+"""The formal descriptions and their notes: they cite their sources as the docs do."""
 
 # [text](target) and ![alt](target); a target ends at whitespace or the closing bracket.
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -106,12 +108,24 @@ def test_nothing_in_the_site_points_to_the_shared_folder(built_site: Path) -> No
         assert "../shared" not in html.read_text(), f"{html.name} names ../shared"
 
 
-@pytest.mark.parametrize("path", LINKED_FILES, ids=relative)
+@pytest.mark.parametrize("path", [*LINKED_FILES, *SPECS], ids=relative)
 def test_no_file_of_the_docs_links_to_the_shared_folder(path: Path) -> None:
     text = path.read_text()
     assert "../shared" not in text
     assert "shared/seeds" not in text
     assert "shared/DESIGN" not in text
+
+
+def test_the_notebook_runner_is_shown_with_the_environments_python() -> None:
+    """notebooks/execute.py needs nbclient (the notebooks extra): the system's `python` has
+    none, so a page shows the command with the environment's Python."""
+    shown = [
+        f"{relative(path)}: {line.strip()}"
+        for path in (README, *PAGES)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if "notebooks/execute.py" in line and line.split()[0] in ("python", "python3")
+    ]
+    assert shown == []
 
 
 @pytest.mark.parametrize("path", LINKED_FILES, ids=relative)

@@ -32,7 +32,8 @@ ALLOWED = {
     "harness": {"contract", "placement", "strategies", "sac", "evaluation"},
     "runtime": set(),
     "adapters": {"contract", "placement", "strategies", "sac", "runtime"},
-    "cli": {"evaluation", "harness"},  # the `rebalancing` command, above every layer
+    "cli": {"evaluation", "harness", "version"},  # the `rebalancing` command, above every layer
+    "version": set(),  # the package's version, read by pyproject.toml
     "__main__": {"cli"},
 }
 

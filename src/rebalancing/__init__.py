@@ -11,6 +11,7 @@ from rebalancing.contract import (
     StrategySession,
 )
 from rebalancing.strategies import STRATEGIES, Strategy
+from rebalancing.version import __version__
 
 __all__ = [
     "STRATEGIES",
@@ -19,4 +20,5 @@ __all__ = [
     "ProtocolRun",
     "Strategy",
     "StrategySession",
+    "__version__",
 ]

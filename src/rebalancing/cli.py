@@ -9,7 +9,14 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
+from rebalancing.evaluation.command.pipes import quiet_when_the_reader_leaves
+from rebalancing.evaluation.command.profile import OneLineErrorParser
+from rebalancing.evaluation.decision.systems import (
+    SYSTEM_VERDICTS,
+    baseline_strategy,
+    candidates_needs,
+)
+from rebalancing.version import __version__
 
 LOCAL_LIMIT = 20_000
 """`--engine auto` scores up to this many scenarios in one process, more with Spark."""
@@ -88,20 +95,51 @@ def systems_text() -> str:
     """Every system with its candidates and deciding scores, for `rebalancing systems`."""
     lines = []
     for name, system in SYSTEM_VERDICTS.items():
+        candidates = system.candidates()
         lines.append(f"{name}: {system.title}")
-        lines.append(f"  candidates: {', '.join(system.candidates())}")
+        lines.append(f"  candidates: {', '.join(candidates)}")
         lines.append(f"  decides on, in order: {', '.join(system.criteria)}")
+        lines += [
+            f"  {', '.join(names)} {'needs' if len(names) == 1 else 'need'} {what}"
+            for what, names in candidates_needs(system).items()
+        ]
+        if system.baseline:
+            baseline = baseline_strategy(name)
+            plan = f" (the plan of {baseline})" if baseline else ""
+            lines.append(f"  without this library: {system.baseline}{plan}")
     return "\n".join(lines)
 
 
+def systems_main(arguments: Sequence[str]) -> int:
+    """`rebalancing systems`: the list; --help gives the usage, any other option is an error
+    (one line, exit 2)."""
+    parser = OneLineErrorParser(
+        prog="rebalancing systems",
+        description="List the systems --system knows: each one's candidate strategies and the "
+        "scores its verdict decides on, in order.",
+    )
+    parser.parse_args(arguments)
+    print(systems_text())
+    return 0
+
+
 def usage() -> str:
-    lines = ["usage: rebalancing {compare,harness,systems} [options]   (COMMAND --help)", ""]
+    lines = [
+        "usage: rebalancing {compare,harness,systems} [options]   (COMMAND --help)",
+        "       rebalancing --version",
+        "",
+    ]
     return "\n".join(lines + [f"  {name:8} {text}" for name, text in COMMANDS.items()])
 
 
 def main(arguments: Sequence[str] | None = None) -> int:
-    """`rebalancing COMMAND ...`: 0 on success, 2 on a bad command or parameter."""
+    """`rebalancing COMMAND ...`: 0 on success, 2 on a bad command or parameter; quiet when the
+    reader of its output (`head`) leaves early."""
     given = list(sys.argv[1:] if arguments is None else arguments)
+    return quiet_when_the_reader_leaves(lambda: _run(given))
+
+
+def _run(given: list[str]) -> int:
     if not given:
         print(usage(), file=sys.stderr)
         return 2
@@ -109,11 +147,13 @@ def main(arguments: Sequence[str] | None = None) -> int:
     if command in ("-h", "--help"):
         print(usage())
         return 0
+    if command in ("-V", "--version"):
+        print(f"rebalancing {__version__}")
+        return 0
     if command == "compare":
         return compare_main(rest)
     if command == "systems":
-        print(systems_text())
-        return 0
+        return systems_main(rest)
     if command == "harness":
         if _missing_packages("harness", SPARK_NEEDS):
             return 2

@@ -11,12 +11,19 @@ import struct
 import subprocess
 import sys
 import termios
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from rebalancing import __version__
 from rebalancing.cli import main as rebalancing_main
 from rebalancing.evaluation.__main__ import main
+from rebalancing.evaluation.command.compare import compare_parser
+from rebalancing.evaluation.command.pipes import READER_LEFT
+from rebalancing.evaluation.command.profile import profile_from
+from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS, how_to_run
+from rebalancing.evaluation.moved import MOVED, REMOVED_IN
 
 SMALL = ["--queues", "1:60", "--consumers", "1:12"]
 
@@ -34,8 +41,11 @@ def test_the_verdict_closes_the_output_and_the_files_hold_the_rest(
     assert any(line.startswith("averagely ") for line in lines)
     assert "round_robin" not in output
     assert "Use sticky." in output or "Tie." in output
-    assert len(lines) <= 30
+    assert len(lines) <= 35
     assert f"Report: {tmp_path / 'report.html'}" in output
+    # under `any` the last word is the command that gives a verdict for one's own system
+    assert lines[-2] == "  rebalancing compare --system SYSTEM"
+    assert lines[-1].startswith("SYSTEM one of kafka-eager, kafka-cooperative,")
     for name in ("summary.md", "summary.csv", "run.json", "report.html", "stickiness.png"):
         assert (tmp_path / name).is_file(), name
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
@@ -63,6 +73,7 @@ def test_the_system_chooses_the_candidates(
     rows = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line]
     assert {"sac", "sac_newest", "sac_random", "super_stream"} <= set(rows)
     assert "sticky" not in rows
+    assert "SYSTEM" not in rows  # the verdict is for this system: no pointer to another
     assert "averagely" not in rows
 
 
@@ -76,6 +87,45 @@ def test_rebalancing_systems_lists_every_system_with_its_candidates(
     cooperative = output.split("kafka-cooperative:")[1].split("rocketmq-client:")[0]
     assert "cooperative_sticky" in cooperative
     assert "sticky," not in cooperative.replace("cooperative_sticky", "")
+
+
+def test_systems_say_what_each_candidate_needs_and_what_runs_without_the_library(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert rebalancing_main(["systems"]) == 0
+    output = capsys.readouterr().out
+    sac = output.split("rabbitmq-sac:")[1].split("pulsar-failover:")[0]
+    assert "super_stream needs streams: RabbitMQ 3.11 or later" in sac
+    assert "sac, sac_newest, sac_random need the group member in each app" in sac
+    assert "without this library: every consumer subscribes to every queue" in sac
+    blocks: dict[str, list[str]] = {}
+    for line in output.splitlines():
+        if not line.startswith(" "):
+            blocks[line.split(":")[0]] = []
+        else:
+            blocks[list(blocks)[-1]].append(line)
+    assert set(blocks) == set(SYSTEM_VERDICTS)
+    for system, lines in blocks.items():
+        today = [line for line in lines if line.startswith("  without this library: ")]
+        assert len(today) == (system != ANY_SYSTEM), system
+    assert "(the plan of averagely)" in output.split("kafka-eager:")[1].split("kafka-coop")[0]
+    assert "It needs streams: RabbitMQ 3.11" in (how_to_run("rabbitmq-sac", "super_stream") or "")
+    assert "GroupMember" in (how_to_run("rabbitmq-sac", "sac_newest") or "")
+    assert "It needs" not in (how_to_run("kafka-eager", "sticky") or "")
+
+
+def test_the_verdict_says_what_changing_from_todays_setup_gives(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments = ["compare", "--system", "kafka-eager", "--scenarios", "10", *SMALL]
+    arguments += ["--strategies", "averagely,sticky", "--out", str(tmp_path)]
+    assert rebalancing_main(arguments) == 0
+    output = " ".join(capsys.readouterr().out.split())
+    assert (
+        "Without this library: the Kafka clients' default assignor, RangeAssignor (averagely in "
+        "the table). Changing to sticky gives, in means: " in output
+    )
+    assert "stickiness " in output.split("Changing to sticky gives")[1].split("Use sticky")[0]
 
 
 SOURCE = Path(__file__).parents[2] / "src"
@@ -131,6 +181,15 @@ def test_compare_and_harness_without_the_spark_extra_name_what_to_install() -> N
         (["--mix", "join=-1"], "--mix: weight of 'join' must be a finite number >= 0"),
         (["--mix", "nothing=1"], "--mix: unknown change kind 'nothing'"),
         (["--system", "kafka"], "argument --system: invalid choice: 'kafka'"),
+        (["--system", "kafka-eagr"], "(did you mean 'kafka-eager'?)"),
+        (["--queues", "9223372036854775808"], "--queues: at most 100,000, got"),
+        (["--queues", "1000000000"], "--queues: at most 100,000, got"),
+        (["--consumers", "1000000000"], "--consumers: at most 10,000, got"),
+        (["--consumers", str(10**23)], "--consumers: at most 10,000, got"),
+        (["--changes", f"1:{10**23}"], "--changes: at most 1,000, got"),
+        (["--zones", "27"], "--zones: at most 26, got"),
+        (["--mix", ""], "--mix: empty; give kind=weight pairs"),
+        (["--mix", "join=1,join=2"], "--mix: 'join' is given twice"),
         (["--sytem", "kafka-eager"], "(did you mean --system?)"),
         (
             ["--system", "rocketmq-client", "--strategies", "sticky"],
@@ -236,9 +295,109 @@ def test_replace_deletes_only_an_earlier_runs_directory(
 ) -> None:
     (tmp_path / "thesis.txt").write_text("not a run's output")
     arguments = ["--scenarios", "3", "--strategies", "sticky", *SMALL, "--out", str(tmp_path)]
-    assert main([*arguments, "--replace"]) == 2
-    assert "holds no earlier run" in capsys.readouterr().err
+    for replace in ([], ["--replace"]):
+        assert main([*arguments, *replace]) == 2
+        error = capsys.readouterr().err
+        # what is there, and no suggestion of a --replace that would refuse it
+        assert "holds files of no run (thesis.txt; no run.json or report.html)" in error
+        assert "earlier run" not in error
+        assert "--replace" not in error
     assert (tmp_path / "thesis.txt").read_text() == "not a run's output"
+
+
+def test_the_default_out_is_the_commands_own_and_each_run_replaces_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    arguments = ["--scenarios", "3", *SMALL]
+    assert rebalancing_main(["compare", *arguments, "--strategies", "sticky"]) == 0
+    assert rebalancing_main(["compare", *arguments, "--strategies", "averagely"]) == 0
+    capsys.readouterr()
+    summary = (tmp_path / "out" / "compare" / "summary.md").read_text(encoding="utf-8")
+    assert "| averagely | all |" in summary
+    assert "| sticky |" not in summary
+    # a folder the user names keeps its refusal
+    named = ["compare", *arguments, "--strategies", "sticky", "--out", "out/compare"]
+    assert rebalancing_main(named) == 2
+    assert "holds an earlier run's files" in capsys.readouterr().err
+
+
+def test_more_zones_than_consumers_in_every_scenario_is_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    parser = compare_parser("rebalancing compare")
+    options = ["--consumers", "2:4", "--out", str(tmp_path / "a")]
+    profile_from(parser.parse_args([*options, "--zones", "8"]))
+    warning = capsys.readouterr().err
+    assert warning.startswith("warning: --zones: at least 8 zones for at most 4 consumers")
+    assert len(warning.splitlines()) == 1
+    options[-1] = str(tmp_path / "b")
+    profile_from(parser.parse_args([*options, "--zones", "4"]))  # a zone each is possible
+    assert capsys.readouterr().err == ""
+
+
+def test_systems_takes_help_and_refuses_other_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as helped:
+        rebalancing_main(["systems", "--help"])
+    assert helped.value.code == 0
+    output = capsys.readouterr().out
+    assert output.startswith("usage: rebalancing systems")
+    assert "kafka-eager:" not in output
+    with pytest.raises(SystemExit) as refused:
+        rebalancing_main(["systems", "--bogus-option"])
+    assert refused.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("error: unrecognized arguments: --bogus-option")
+
+
+def test_version_is_printed_from_its_one_place(capsys: pytest.CaptureFixture[str]) -> None:
+    assert rebalancing_main(["--version"]) == 0
+    assert capsys.readouterr().out == f"rebalancing {__version__}\n"
+    root = Path(__file__).parents[2]
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert "version" not in project
+    assert "version" in project["dynamic"]
+    tools = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    assert tools["setuptools"]["dynamic"]["version"] == {"attr": "rebalancing.version.__version__"}
+    assert f"\n## {__version__} " in (root / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def test_the_changelog_says_where_every_old_module_path_moved() -> None:
+    changelog = (Path(__file__).parents[2] / "CHANGELOG.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in changelog.splitlines() if "| `" in line}
+    assert f"removed in {REMOVED_IN}" in changelog
+    for old, news in MOVED.items():
+        assert f"`{old}`" in rows, old
+        assert [new for new in news if f"`{new}`" not in rows[f"`{old}`"].split("|")[2]] == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["-m", "rebalancing", "compare"],
+        ["-m", "rebalancing.evaluation"],
+    ],
+)
+def test_a_reader_that_leaves_early_stops_the_command_quietly(
+    command: list[str], tmp_path: Path
+) -> None:
+    reader, writer = os.pipe()
+    os.close(reader)  # `head` that has read its lines and gone
+    options = ["--scenarios", "3", "--strategies", "sticky", "--table"]
+    completed = subprocess.run(
+        [sys.executable, *command, *options, *SMALL, "--out", str(tmp_path / "out")],
+        stdout=writer,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    os.close(writer)
+    assert completed.stderr == ""
+    assert completed.returncode == READER_LEFT
 
 
 def test_a_user_strategy_under_a_registered_name_is_judged_by_its_own_systems(

@@ -37,7 +37,7 @@ def test_zones_and_weights_reach_the_scenarios_and_the_candidates() -> None:
     [
         (["--zones", "two"], "--zones: expected a count N or a range LOW:HIGH"),
         (["--zones", "3:2"], "--zones: need 1 <= LOW <= HIGH"),
-        (["--zones", "1:30"], "zone_range allows at most 26 zones"),
+        (["--zones", "1:30"], "--zones: at most 26, got '1:30'"),
         (["--mix", "zone_outage=1,join"], "--mix: zone_outage needs --zones"),
         (["--mix", "load_shift", "--zones", "2"], "--mix: load_shift needs --weights"),
     ],
@@ -87,7 +87,7 @@ def test_a_comparison_with_zones_and_weights_ends_with_a_verdict_on_them(
     assert main([*arguments, "--scenarios", "12", *SMALL, "--out", str(tmp_path)]) == 0
     output = capsys.readouterr().out
     verdict = output.split("\nReport:")[0].splitlines()
-    assert len(verdict) <= 30
+    assert len(verdict) <= 34  # with what changing from today's setup gives (3 lines)
     (header,) = [line for line in verdict if line.startswith("strategy ")]
     assert "cross-zone" in header
     assert "load ratio" in header

@@ -321,6 +321,24 @@ def test_the_entry_file_runs_under_spark_submit(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "run.json").read_text())["master"] == "local[1]"
 
 
+def test_embedded_spark_says_nothing_before_the_verdict(tmp_path: Path) -> None:
+    """The driver's JVM starts with the harness's log settings (job.LOG_SETTINGS): none of
+    Spark's start-up lines (Hadoop's NativeCodeLoader warning, the default log level) reach
+    the terminal, as `make run` shows it."""
+    run_options = ["--scenarios", "3", "--strategies", "averagely", *SMALL]
+    completed = subprocess.run(
+        [sys.executable, "-m", "rebalancing.harness", *run_options, "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "NativeCodeLoader" not in completed.stderr
+    assert " WARN " not in completed.stderr  # a Spark log line: "26/11/28 14:50:01 WARN ..."
+    assert "Setting default log level" not in completed.stderr
+    assert completed.stdout.startswith("Which strategy for this group")
+
+
 def test_size_profiles_are_the_distributions_of_each_size_bucket(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -399,7 +417,8 @@ def test_an_out_holding_an_earlier_run_is_refused_before_spark_unless_replaced(
     (tmp_path / "client_views.png").write_bytes(b"old")
     (tmp_path / "run.json").write_text("{}")
     with pytest.raises(
-        ParameterError, match="earlier run's files; give another --out, or --replace"
+        ParameterError,
+        match=r"earlier run's files \(client_views.png, rows.parquet, run.json\); give another",
     ):
         parse_options(["--out", str(tmp_path)])
     assert (tmp_path / "client_views.png").exists()

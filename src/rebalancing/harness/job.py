@@ -86,6 +86,12 @@ _ADDED_PY_FILES: set[tuple[str, str]] = set()
 again only makes Spark warn (it never replaces a file an application has)."""
 
 
+LOG_SETTINGS = Path(__file__).with_name("log4j2.properties")
+"""The driver's log settings when Spark is embedded, from the JVM's first line: none of Spark's
+start-up lines (Hadoop's NativeCodeLoader warning, the default level it sets) before the
+verdict; the level is lowered to errors once the session is up."""
+
+
 def build_session(options: HarnessOptions) -> SparkSession:
     """The session: a Spark Connect one for `--remote`; else `--master` if given, spark-submit's
     when submitted, local[*] otherwise."""
@@ -99,6 +105,10 @@ def build_session(options: HarnessOptions) -> SparkSession:
         builder = builder.master("local[*]")
     if not submitted:  # embedded: the workers run this interpreter, with this environment
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # the driver's JVM starts with our log settings, quiet from its first line (see there)
+        builder = builder.config(
+            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG_SETTINGS.as_uri()}"
+        )
         if (options.master or "local[*]").startswith("local"):
             # the driver's ports and its web UI on the loopback address only (Spark picks the
             # first interface's otherwise); a caller's own SPARK_LOCAL_IP wins

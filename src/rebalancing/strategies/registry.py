@@ -101,6 +101,10 @@ class Strategy:
     lines are not told which strategies (DEFAULT_STRATEGIES). `compiled_twin`: the scoring
     core's kernel engine runs a compiled copy of `assign` (the same plans;
     rebalancing.evaluation.scoring.compiled_strategies), so its measured time is the copy's.
+    `needs`: what running it needs beyond this library, in a phrase (a broker version, the
+    adapter in each app); empty when nothing. `baseline_on`: the systems (keys of SYSTEMS) where
+    its plan is what a group gets without this library, by the system's default; the verdict
+    compares the pick with it there.
     A Strategy is called as its `assign`: `STRATEGIES["sticky"](queues, consumers, previous)`.
     """
 
@@ -116,6 +120,8 @@ class Strategy:
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
     by_default: bool = True
     compiled_twin: bool = False
+    needs: str = ""
+    baseline_on: frozenset[str] = frozenset()
 
     def __call__(
         self,
@@ -152,7 +158,7 @@ class Strategy:
                 else _WHERE_A_FUNCTION_RUNS | ({"rocketmq-client"} if self.client_side else set())
             )
             object.__setattr__(self, "systems", derived)
-        unknown = sorted(set(self.systems or ()) - set(SYSTEMS))
+        unknown = sorted((set(self.systems or ()) | set(self.baseline_on)) - set(SYSTEMS))
         if unknown:
             raise ValueError(
                 f"strategy {self.name!r}: unknown systems {unknown}; known: {', '.join(SYSTEMS)}"
@@ -167,6 +173,7 @@ class Strategy:
         object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
         object.__setattr__(self, "uses", frozenset(self.uses))
         object.__setattr__(self, "promises", frozenset(self.promises))
+        object.__setattr__(self, "baseline_on", frozenset(self.baseline_on))
         for declared, known, what in (
             (self.uses, INPUTS, "inputs"),
             (self.promises, PROMISES, "promises"),
@@ -258,6 +265,8 @@ def _sac(
         origin,
         open_session=partial(sac.Session, variant=variant, release=release),
         settings={"release": release},
+        needs="the group member in each app (rebalancing.adapters.rabbitmq.GroupMember, the "
+        "rabbitmq extra) on classic or quorum queues with single active consumer",
         **more,
     )
 
@@ -278,6 +287,9 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
             "rocketmq": "AllocateMessageQueueAveragely",
         },
         compiled_twin=True,
+        # Kafka's default assignor (RangeAssignor, first in the Java client's and kafka-python's
+        # defaults) and RocketMQ's default allocation strategy
+        baseline_on=frozenset({"kafka-eager", "rocketmq-client", "rocketmq-broker"}),
     ),
     Strategy(
         "round_robin",
@@ -305,6 +317,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         open_session=cooperative_sticky.Session,
         systems=frozenset({"kafka-cooperative"}),
         native={"kafka": "CooperativeStickyAssignor"},
+        baseline_on=frozenset({"kafka-cooperative"}),  # the assignor the protocol comes with
     ),
     Strategy(
         "uniform",
@@ -342,6 +355,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         open_session=super_stream.Session,
         systems=frozenset({"rabbitmq-sac"}),
         native={"rabbitmq": "single active consumer on a super stream"},
+        needs="streams: RabbitMQ 3.11 or later (Debian 12's rabbitmq-server is 3.10)",
     ),
     Strategy(
         "pulsar_failover",
@@ -350,6 +364,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         open_session=pulsar_failover.Session,
         systems=frozenset({"pulsar-failover"}),
         native={"pulsar": "a Failover subscription on a partitioned topic"},
+        baseline_on=frozenset({"pulsar-failover"}),
         by_default=False,
     ),
     Strategy(
@@ -359,6 +374,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         open_session=partial(event_hubs.Session, "balanced"),
         systems=frozenset({"azure-event-hubs"}),
         native={"event-hubs": "BALANCED"},
+        baseline_on=frozenset({"azure-event-hubs"}),  # the processor's default
         by_default=False,
     ),
     Strategy(
@@ -377,6 +393,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         open_session=kcl.Session,
         systems=frozenset({"aws-kcl"}),
         native={"kcl": "every worker's lease taker (LeaseManagementConfig)"},
+        baseline_on=frozenset({"aws-kcl"}),
         by_default=False,
     ),
     _sac(

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rebalancing.evaluation.command.pipes import quiet_when_the_reader_leaves
 from rebalancing.evaluation.command.profile import (
     ParameterError,
     Profile,
@@ -21,6 +22,7 @@ from rebalancing.evaluation.command.profile import (
     profile_from,
     run_description,
 )
+from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict
 from rebalancing.evaluation.report.outputs import write_outputs
 from rebalancing.evaluation.report.tables import markdown_table
@@ -110,7 +112,21 @@ def closing_lines(verdict: Verdict, profile: Profile, seconds: float | None = No
         )
     if seconds is not None:
         lines.append(f"Scored in {seconds:.1f} s.")
+    if profile.system == ANY_SYSTEM:
+        lines.append(for_your_system())
     return "\n".join(lines)
+
+
+def for_your_system() -> str:
+    """The closing lines of a comparison under `any`, whose verdict is for no system: the
+    command that gives the verdict for the user's own."""
+    systems = [name for name in SYSTEM_VERDICTS if name != ANY_SYSTEM]
+    return (
+        "\nThis verdict is for no system in particular. For yours, with your group's --queues, "
+        "--consumers and --mix:\n"
+        "  rebalancing compare --system SYSTEM\n"
+        f"SYSTEM one of {', '.join(systems)} (rebalancing systems describes them)."
+    )
 
 
 def print_comparison(profile: Profile, table: bool) -> None:
@@ -124,12 +140,17 @@ def print_comparison(profile: Profile, table: bool) -> None:
 def main(
     arguments: Sequence[str] | None = None, prog: str = "python -m rebalancing.evaluation"
 ) -> int:
-    """A comparison in one process; 2 with one line naming the culprit on a bad parameter."""
-    namespace = compare_parser(prog).parse_args(arguments)
-    try:
-        profile = profile_from(namespace)
-    except ParameterError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print_comparison(profile, namespace.table)
-    return 0
+    """A comparison in one process; 2 with one line naming the culprit on a bad parameter;
+    quiet when the reader of its output (`head`) leaves early."""
+
+    def run() -> int:
+        namespace = compare_parser(prog).parse_args(arguments)
+        try:
+            profile = profile_from(namespace)
+        except ParameterError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print_comparison(profile, namespace.table)
+        return 0
+
+    return quiet_when_the_reader_leaves(run)

@@ -11,7 +11,9 @@ import argparse
 import difflib
 import math
 import os
+import re
 import shutil
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -21,6 +23,9 @@ from rebalancing.evaluation.decision.verdict import Verdict, decide
 from rebalancing.evaluation.report.tables import scores_help
 from rebalancing.evaluation.scenarios.changes import (
     CHANGE_KINDS,
+    MAX_CHANGES,
+    MAX_CONSUMERS,
+    MAX_QUEUES,
     WEIGHT_KINDS,
     ZONE_KINDS,
     ScenarioSettings,
@@ -29,6 +34,7 @@ from rebalancing.evaluation.scenarios.placement import (
     HOT_WEIGHT,
     WEIGHT_DISTRIBUTIONS,
     ZIPF_EXPONENT,
+    ZONE_NAMES,
 )
 from rebalancing.evaluation.scenarios.views import (
     ViewSettings,
@@ -48,6 +54,14 @@ RUN_MARKERS = ("run.json", "report.html")
 
 class ParameterError(ValueError):
     """A parameter is out of range; the message names it."""
+
+
+class CommandsOwnFolder(str):
+    """The default --out, the command's own folder (out/compare, out/harness): each run there
+    replaces the one before, where a folder the user names is refused without --replace. A
+    str subclass, so that the parsed options tell it from the same path typed by the user."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True)
@@ -121,8 +135,8 @@ def _number(weight: float) -> str:
     return f"{weight:g}"
 
 
-def count_or_range(name: str, text: str) -> tuple[int, int]:
-    """`N` or `LOW:HIGH` (integers, 1 <= LOW <= HIGH) as (low, high)."""
+def count_or_range(name: str, text: str, maximum: int) -> tuple[int, int]:
+    """`N` or `LOW:HIGH` (integers, 1 <= LOW <= HIGH <= maximum) as (low, high)."""
     parts = text.split(":")
     try:
         if len(parts) == 1:
@@ -137,16 +151,25 @@ def count_or_range(name: str, text: str) -> tuple[int, int]:
         ) from None
     if not 1 <= low <= high:
         raise ParameterError(f"{name}: need 1 <= LOW <= HIGH, got {text!r}")
+    if high > maximum:
+        raise ParameterError(f"{name}: at most {maximum:,}, got {text!r}")
     return low, high
 
 
 def change_mix(text: str) -> dict[str, float]:
     """`kind=weight,kind=weight` (a bare kind weighs 1) as relative weights of change kinds:
-    finite, non-negative, at least one positive."""
+    finite, non-negative, at least one positive, each kind once."""
+    if not text.strip():
+        raise ParameterError(
+            f"--mix: empty; give kind=weight pairs, e.g. rolling_restart=3,crash=1 (kinds: "
+            f"{', '.join(CHANGE_KINDS)}), or leave --mix out for all alike"
+        )
     weights: dict[str, float] = {}
     for item in text.split(","):
         kind, _, weight = item.partition("=")
         kind = kind.strip()
+        if kind in weights:
+            raise ParameterError(f"--mix: {kind!r} is given twice; give each kind once")
         if kind not in CHANGE_KINDS:
             raise ParameterError(
                 f"--mix: unknown change kind {kind!r}; known: {', '.join(CHANGE_KINDS)}"
@@ -185,23 +208,31 @@ def strategy_specs(text: str) -> tuple[str, ...]:
     return specs
 
 
+def _some_names(directory: Path, shown: int = 3) -> str:
+    """The first `shown` entries of `directory` by name, and how many more, for a message."""
+    names = sorted(entry.name for entry in directory.iterdir())
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
 def prepare_out(out: Path, replace: bool) -> None:
     """Make `out` an empty directory this process can write: a directory holding an earlier
-    run's files is refused unless `replace`, and then emptied whole, so that no file of another
-    run is left beside this one's."""
+    run's files (RUN_MARKERS) is refused unless `replace`, and then emptied whole, so that no
+    file of another run is left beside this one's; a directory holding other files is refused
+    whatever `replace` says, naming what is there."""
     if out.exists() and not out.is_dir():
         raise ParameterError(f"--out: {str(out)!r} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
-        if not replace:
-            raise ParameterError(
-                f"--out: {str(out)!r} holds an earlier run's files; give another --out, or "
-                "--replace to delete them and write this run there"
-            )
         if not any((out / name).exists() for name in RUN_MARKERS):
             raise ParameterError(
-                f"--out: {str(out)!r} is not empty and holds no earlier run (no "
-                f"{' or '.join(RUN_MARKERS)}): --replace deletes only a run's directory; give "
-                "a new or empty directory"
+                f"--out: {str(out)!r} holds files of no run ({_some_names(out)}; no "
+                f"{' or '.join(RUN_MARKERS)}), which this command never deletes; give a new or "
+                "empty directory"
+            )
+        if not replace:
+            raise ParameterError(
+                f"--out: {str(out)!r} holds an earlier run's files ({_some_names(out)}); give "
+                "another --out, or --replace to delete them and write this run there"
             )
         for entry in out.iterdir():
             if entry.is_dir() and not entry.is_symlink():
@@ -228,12 +259,19 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
-class _OneLineErrors(argparse.ArgumentParser):
-    """A bad option is one line naming it (and the closest known option for a misspelt one),
-    exit 2, instead of the usage block and then the error."""
+class OneLineErrorParser(argparse.ArgumentParser):
+    """A bad option is one line naming it (and the closest known option for a misspelt one, the
+    closest choice for a misspelt value such as --system's), exit 2, instead of the usage block
+    and then the error."""
 
     def error(self, message: str) -> NoReturn:
         hint = ""
+        chosen = re.match(r"argument (\S+): invalid choice: '([^']*)'", message)
+        if chosen:  # argparse names an option by its option strings joined with "/"
+            for action in self._actions:
+                if "/".join(action.option_strings) == chosen[1] and action.choices:
+                    close = difflib.get_close_matches(chosen[2], list(action.choices), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
         if message.startswith("unrecognized arguments:"):
             known = [option for action in self._actions for option in action.option_strings]
             for given in message.split(":", 1)[1].split():
@@ -247,7 +285,7 @@ class _OneLineErrors(argparse.ArgumentParser):
 def new_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """A parser whose --help shows every default and ends with the scores' glossary, and whose
     errors are one line."""
-    return _OneLineErrors(
+    return OneLineErrorParser(
         prog=prog, description=description, formatter_class=_HelpFormatter, epilog=scores_help()
     )
 
@@ -302,11 +340,17 @@ def add_profile_arguments(
         + ", ".join(STRATEGIES)
         + ")",
     )
-    run.add_argument("--out", default=out, help="output directory")
+    own = (
+        f" (default: {out}, the command's own: each run there replaces the one before)"
+        if out is not None
+        else ""
+    )
+    default = None if out is None else CommandsOwnFolder(out)
+    run.add_argument("--out", default=default, help="output directory" + own)
     run.add_argument(
         "--replace",
         action="store_true",
-        help="let --out hold an earlier run: delete its files first",
+        help="let the --out you name hold an earlier run: delete its files first",
     )
     add_view_arguments(run)
 
@@ -314,10 +358,15 @@ def add_profile_arguments(
 def _scenario_settings(namespace: argparse.Namespace) -> ScenarioSettings:
     """The ScenarioSettings of parsed options; ParameterError names the culprit (a --mix kind
     that needs --zones or --weights without it, too)."""
-    zones = None if namespace.zones is None else count_or_range("--zones", namespace.zones)
+    zones = (
+        None
+        if namespace.zones is None
+        else count_or_range("--zones", namespace.zones, len(ZONE_NAMES))
+    )
     weights = namespace.weights
-    mix = change_mix(namespace.mix) if namespace.mix else dict.fromkeys(CHANGE_KINDS, 1.0)
-    if namespace.mix:
+    given_mix = namespace.mix is not None
+    mix = change_mix(namespace.mix) if given_mix else dict.fromkeys(CHANGE_KINDS, 1.0)
+    if given_mix:
         for kind, weight in mix.items():
             option = "--zones" if kind in ZONE_KINDS else "--weights"
             lacking = zones is None if kind in ZONE_KINDS else weights is None
@@ -325,9 +374,9 @@ def _scenario_settings(namespace: argparse.Namespace) -> ScenarioSettings:
                 raise ParameterError(f"--mix: {kind} needs {option}, which is not given")
     try:
         return ScenarioSettings(
-            queue_range=count_or_range("--queues", namespace.queues),
-            consumer_range=count_or_range("--consumers", namespace.consumers),
-            change_count_range=count_or_range("--changes", namespace.changes),
+            queue_range=count_or_range("--queues", namespace.queues, MAX_QUEUES),
+            consumer_range=count_or_range("--consumers", namespace.consumers, MAX_CONSUMERS),
+            change_count_range=count_or_range("--changes", namespace.changes, MAX_CHANGES),
             change_weights=mix,
             zone_range=zones,
             weights=weights,
@@ -336,6 +385,22 @@ def _scenario_settings(namespace: argparse.Namespace) -> ScenarioSettings:
         if isinstance(error, ParameterError):
             raise
         raise ParameterError(str(error)) from None
+
+
+def _warn_of_empty_zones(settings: ScenarioSettings) -> None:
+    """One line on standard error when every scenario has more zones than consumers: zones
+    without a consumer, whose queues every strategy reads from another zone. Allowed (it is a
+    group's shape), but rarely what was meant."""
+    if settings.zone_range is None:
+        return
+    zones, consumers = settings.zone_range[0], settings.consumer_range[1]
+    if zones > consumers:
+        print(
+            f"warning: --zones: at least {zones} zones for at most {consumers:,} consumers, so "
+            f"every scenario has zones without a consumer, whose queues are read from another "
+            "zone whatever the strategy",
+            file=sys.stderr,
+        )
 
 
 def profile_from(namespace: argparse.Namespace) -> Profile:
@@ -364,10 +429,13 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
         view_settings = view_settings_from(namespace)
     except (TypeError, ValueError) as error:
         raise ParameterError(str(error)) from None
+    _warn_of_empty_zones(settings)
     out = None
     if namespace.out is not None:
         out = Path(os.path.expanduser(namespace.out))
-        prepare_out(out, namespace.replace)
+        # the command's own folder is replaced (unless it holds what is not a run's); one the
+        # user names only with --replace
+        prepare_out(out, namespace.replace or isinstance(namespace.out, CommandsOwnFolder))
     return Profile(
         system=system.name,
         scenarios=namespace.scenarios,

@@ -33,7 +33,9 @@ class System:
     `vendor` whose system it is (registry.VENDORS, the key of Strategy.native); `zone_aware`,
     whether its clients know zones (the cross-zone fraction then decides); `how_to_run`, a
     strategy's registry entry -> how to run it there, in a sentence (None: no known way);
-    `note`, the sound candidates' overall aggregates -> sentences the verdict adds.
+    `note`, the sound candidates' overall aggregates -> sentences the verdict adds; `baseline`,
+    what a group on this system runs today without this library, in a phrase (the strategy
+    whose plan that is, if one is registered, says so by its `baseline_on`).
     """
 
     name: str
@@ -46,6 +48,7 @@ class System:
     zone_aware: bool = False
     how_to_run: Callable[[Strategy], str | None] | None = None
     note: Callable[[Overall, list[str]], list[str]] | None = None
+    baseline: str = ""
 
     def candidates(
         self, registry: Mapping[str, Strategy] = STRATEGIES, carried: Collection[str] = ()
@@ -218,6 +221,7 @@ DECLARED: tuple[System, ...] = (
         zone_aware=True,
         how_to_run=_kafka(cooperative=False),
         note=_eager_note,
+        baseline="the Kafka clients' default assignor, RangeAssignor",
     ),
     System(
         "kafka-cooperative",
@@ -229,6 +233,7 @@ DECLARED: tuple[System, ...] = (
         vendor="kafka",
         zone_aware=True,
         how_to_run=_kafka(cooperative=True),
+        baseline="CooperativeStickyAssignor, the assignor Kafka's cooperative protocol comes with",
     ),
     System(
         "kafka-consumer",
@@ -262,6 +267,7 @@ DECLARED: tuple[System, ...] = (
         vendor="rocketmq",
         zone_aware=True,
         how_to_run=_rocketmq("on every client"),
+        baseline="RocketMQ's default allocation, AllocateMessageQueueAveragely",
     ),
     System(
         "rocketmq-broker",
@@ -272,6 +278,7 @@ DECLARED: tuple[System, ...] = (
         vendor="rocketmq",
         zone_aware=True,
         how_to_run=_rocketmq("where the plan is made"),
+        baseline="RocketMQ's default allocation, AllocateMessageQueueAveragely",
     ),
     System(
         "rabbitmq-sac",
@@ -298,6 +305,8 @@ DECLARED: tuple[System, ...] = (
         ),
         vendor="rabbitmq",
         how_to_run=_rabbitmq,
+        baseline="every consumer subscribes to every queue and none releases one, so the first "
+        "subscriber is active on them all and the others idle until it leaves",
     ),
     System(
         "pulsar-failover",
@@ -313,6 +322,7 @@ DECLARED: tuple[System, ...] = (
             "then name).",
             "pulsar",
         ),
+        baseline="the broker's own choice, which no client changes",
     ),
     System(
         "azure-event-hubs",
@@ -328,6 +338,7 @@ DECLARED: tuple[System, ...] = (
             "{native} (Python; LoadBalancingStrategy.{title} in .NET, Java).",
             "event-hubs",
         ),
+        baseline="the event processor's default load balancing, BALANCED",
     ),
     System(
         "aws-kcl",
@@ -340,6 +351,7 @@ DECLARED: tuple[System, ...] = (
         _LEASE_SHOWN,
         vendor="kcl",
         how_to_run=_itself("The KCL does it itself: {native}.", "kcl"),
+        baseline="the KCL's own lease taker, which no worker changes",
     ),
     System(
         ANY_SYSTEM,
@@ -407,9 +419,59 @@ if _undeclared:
 
 def how_to_run(system: str, strategy: str) -> str | None:
     """Where the registered `strategy` plugs in on `system`, in a sentence: the adapter call, or
-    the system's own class that makes the same plan; None where this project knows no way (a
-    user's strategy, or `any`)."""
+    the system's own class that makes the same plan, and what it needs (`Strategy.needs`); None
+    where this project knows no way (a user's strategy, or `any`)."""
     declared = SYSTEM_VERDICTS[system]
     if strategy not in STRATEGIES or declared.how_to_run is None:
         return None
-    return declared.how_to_run(STRATEGIES[strategy])
+    how = declared.how_to_run(STRATEGIES[strategy])
+    needs = STRATEGIES[strategy].needs
+    return f"{how} It needs {needs}." if how and needs else how
+
+
+def candidates_needs(system: System) -> dict[str, list[str]]:
+    """What the system's candidates need beyond the library (`Strategy.needs`) -> the candidates
+    that need it, for `rebalancing systems`."""
+    needs: dict[str, list[str]] = {}
+    for candidate in system.candidates():
+        if STRATEGIES[candidate].needs:
+            needs.setdefault(STRATEGIES[candidate].needs, []).append(candidate)
+    return needs
+
+
+def baseline_strategy(system: str, registry: Mapping[str, Strategy] = STRATEGIES) -> str | None:
+    """The registered strategy whose plan a group on `system` gets without this library (its
+    `baseline_on`), or None when none is registered."""
+    return next((name for name, entry in registry.items() if system in entry.baseline_on), None)
+
+
+def baseline_note(
+    system: System, pick: str, means: Mapping[str, Mapping[str, float | None]]
+) -> str | None:
+    """What changing from today's setup to `pick` gives, in a sentence: the system's baseline,
+    and, when its strategy was scored beside the pick, the two's means on each deciding score
+    on which they print differently (the table's means: whether a difference is more than
+    noise is the verdict's reason's to say); None where the system has no baseline."""
+    if not system.baseline:
+        return None
+    today = f"Without this library: {system.baseline}"
+    name = baseline_strategy(system.name)
+    if name == pick:
+        return f"{today}; {pick} makes the same plan, so changing gains nothing here."
+    if name is None or name not in means or pick not in means:
+        return f"{today}."
+    changes = []
+    for metric in system.criteria:
+        score = SCORES.get(metric)
+        mine, theirs = means[pick].get(metric), means[name].get(metric)
+        if score is None or mine is None or theirs is None:
+            continue
+        shown = format_value(score, mine), format_value(score, theirs)
+        if shown[0] != shown[1]:
+            changes.append(f"{score.label} {shown[0]} against {shown[1]}")
+    if changes:
+        return (
+            f"{today} ({name} in the table). Changing to {pick} gives, in means: "
+            f"{', '.join(changes)}."
+        )
+    return f"{today} ({name} in the table), level with {pick} on every deciding score."

@@ -42,7 +42,7 @@ from rebalancing.evaluation.decision.reasons import (
     sort_key,
     tie,
 )
-from rebalancing.evaluation.decision.systems import System
+from rebalancing.evaluation.decision.systems import System, baseline_note
 from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate, Summary
 from rebalancing.evaluation.scoring.definitions import SCORES, Score, format_value
 from rebalancing.strategies import STRATEGIES
@@ -176,14 +176,16 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
     ]
     if system.note is not None:
         notes += system.note(overall, sound)
+    means = {
+        name: {metric: overall[name][metric].mean for metric in system.criteria} for name in chosen
+    }
+    if len(recommended) == 1:
+        notes += filter(None, [baseline_note(system, recommended[0], means)])
     return Verdict(
         system=system,
         candidates=tuple(chosen),
         table=table,
-        means={
-            name: {metric: overall[name][metric].mean for metric in system.criteria}
-            for name in chosen
-        },
+        means=means,
         broken=broken,
         dominated=dominated,
         recommended=recommended,

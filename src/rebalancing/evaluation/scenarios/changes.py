@@ -92,13 +92,20 @@ consumers) -> the steps, each the group after one rebalance."""
 INITIAL = "initial"
 """The kind of step 0: the first assignment, from scratch."""
 
+MAX_QUEUES, MAX_CONSUMERS, MAX_CHANGES = 100_000, 10_000, 1_000
+"""The most queues, consumers and changes a scenario may have: a large Kafka cluster's partitions;
+the SAC protocol subscribes every consumer to every queue; each change is a rebalance of the whole
+group. Plans are held in memory, several per step: a billion queues would not fit."""
 
-def _positive_range(name: str, bounds: tuple[int, int]) -> None:
+
+def _positive_range(name: str, bounds: tuple[int, int], maximum: int | None = None) -> None:
     low, high = bounds
     if not (isinstance(low, int) and isinstance(high, int)):
         raise TypeError(f"{name} must be a pair of ints, got {bounds!r}")
     if not 1 <= low <= high:
         raise ValueError(f"{name} must satisfy 1 <= low <= high, got {bounds!r}")
+    if maximum is not None and high > maximum:
+        raise ValueError(f"{name} allows at most {maximum:,}, got {bounds!r}")
 
 
 @dataclass(frozen=True)
@@ -115,9 +122,9 @@ class ScenarioSettings:
     weights: str | None = None
 
     def __post_init__(self) -> None:
-        _positive_range("queue_range", self.queue_range)
-        _positive_range("consumer_range", self.consumer_range)
-        _positive_range("change_count_range", self.change_count_range)
+        _positive_range("queue_range", self.queue_range, MAX_QUEUES)
+        _positive_range("consumer_range", self.consumer_range, MAX_CONSUMERS)
+        _positive_range("change_count_range", self.change_count_range, MAX_CHANGES)
         if self.zone_range is not None:
             _positive_range("zone_range", self.zone_range)
             if self.zone_range[1] > len(ZONE_NAMES):
