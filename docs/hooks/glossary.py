@@ -1,5 +1,6 @@
 """MkDocs hook: replace `<!-- glossary: scores -->` and `<!-- glossary: columns -->` on a page with
-tables generated from rebalancing.evaluation.scoring.definitions, so the docs never describe a score in
+tables generated from rebalancing.evaluation.scoring.definitions, so the docs never describe a
+score in
 other words than summary.md, the command lines' --help and the report do.
 """
 
