@@ -86,3 +86,16 @@ def test_the_rules_name_what_breaks() -> None:
 def test_a_cycle_group_is_abstract_each_system_says_its_rules() -> None:
     with pytest.raises(TypeError, match="abstract"):
         CycleGroup()  # type: ignore[abstract]
+
+
+def test_a_rebalance_after_an_unsettled_change_settles_it() -> None:
+    # found by the machine above: a quiet session changed without settling, then asked for the
+    # same group, answered at once with the unsettled table (a member holding nothing)
+    group = SYSTEMS["event_hubs_balanced_graceful"](0)
+    group.rebalance([0, 1], ["a"])
+    group.rebalance([0, 1], [])
+    group.change(range(8), ["a"])
+    run = group.rebalance(range(8), ["a"])
+    assert run.converged
+    assert run.owners == {"a": list(range(8))}
+

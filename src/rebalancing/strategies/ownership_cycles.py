@@ -389,6 +389,7 @@ class CycleGroup(ABC):
         sorted_queues = sorted_distinct_ids(queues, "queue")
         sorted_consumers = sorted_distinct_ids(consumers, "consumer")
         queue_set, consumer_set = set(sorted_queues), set(sorted_consumers)
+        self._quiet = False  # a change not settled yet: the next rebalance must settle it
         self._tally = tally = _Tally(self.now)
         for queue in [queue for queue in self.queues if queue not in queue_set]:
             self._drop_record(queue)

@@ -326,6 +326,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         systems=_KAFKA_CONSUMER,
         native={"kafka": "uniform"},
         by_default=False,
+        baseline_on=_KAFKA_CONSUMER,
     ),
     Strategy(
         "server_range",

@@ -244,6 +244,8 @@ DECLARED: tuple[System, ...] = (
         (*_BASE_SHOWN, _TIME),
         vendor="kafka",
         how_to_run=_server_side,
+        baseline="the broker's default server-side assignor, uniform (the first of "
+        "group.consumer.assignors)",
     ),
     System(
         "rocketmq-client",

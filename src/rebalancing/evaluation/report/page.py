@@ -69,7 +69,8 @@ p.reading { margin: 0 0 0.6rem; max-width: 60rem; }
 section#answer { background: #f6f8fc; border: 1px solid #c9d3e6; padding: 0.4rem 1rem 0.8rem; }
 section#answer h2 { margin-top: 0.4rem; border: none; }
 p.conclusion { font-size: 1.1rem; font-weight: 600; margin: 0.4rem 0; max-width: 70rem; }
-p.profile, p.costs, p.standing, p.how { margin: 0.2rem 0; max-width: 70rem; }
+p.profile, p.costs, p.standing, p.how { margin: 0.2rem 0; max-width: 80rem; }
+p.standing { font-size: 0.9rem; line-height: 1.35; }
 table.verdict td.number { text-align: right; font-variant-numeric: tabular-nums; }
 table.verdict tr.recommended td { font-weight: 600; background: #e3f1e3; }
 table.glossary td:first-child { white-space: nowrap; font-weight: 600; }
