@@ -98,4 +98,3 @@ def test_a_rebalance_after_an_unsettled_change_settles_it() -> None:
     run = group.rebalance(range(8), ["a"])
     assert run.converged
     assert run.owners == {"a": list(range(8))}
-
