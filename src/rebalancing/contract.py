@@ -42,7 +42,7 @@ from itertools import (
     pairwise,
     repeat,
 )
-from typing import Any, Generic, NoReturn, Protocol, TypeVar
+from typing import Any, Generic, NoReturn, Protocol, TypeVar, runtime_checkable
 
 LONGEST_SHOWN = 160
 """The most characters of one value's repr an error message shows (see `shortened_repr`)."""
@@ -131,6 +131,22 @@ class StrategySession(Protocol):
 
     def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
         """Apply a membership change (the group is now `queues`, `consumers`) and settle."""
+        ...
+
+
+@runtime_checkable
+class ChangeAwareSession(StrategySession, Protocol):
+    """A session whose protocol treats changes differently by how they happen (a crash is
+    noticed by a timeout, a graceful leave at once, a restarted member comes back under its
+    id). The scoring core calls `apply_change` instead of `rebalance` when a session has it."""
+
+    def apply_change(
+        self, queues: Iterable[Any], consumers: Iterable[Any], kind: str
+    ) -> ProtocolRun:
+        """Apply a membership change of `kind` (a change kind of the scenarios: "crash": the
+        members gone crashed; "rolling_restart": the members gone are restarting and come back
+        under their ids at a later change of that kind; any other kind: they left gracefully)
+        and settle; the group is now `queues`, `consumers`."""
         ...
 
 
