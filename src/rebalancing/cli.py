@@ -67,8 +67,9 @@ def compare_main(arguments: Sequence[str]) -> int:
         "--engine",
         choices=("auto", "local", "spark"),
         default="auto",
-        help="local: one process, no Spark; spark: the Spark harness on embedded local[*]; "
-        f"auto: local up to {LOCAL_LIMIT:,} scenarios",
+        help="local: one process, no Spark; spark: the Spark harness on embedded local[*], "
+        f"for --scenarios N; auto: local up to {LOCAL_LIMIT:,} scenarios and for --scenarios "
+        "auto (its batches run in this process)",
     )
     namespace = parser.parse_args(arguments)
     try:
@@ -76,8 +77,16 @@ def compare_main(arguments: Sequence[str]) -> int:
     except ParameterError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    drawn = profile.max_scenarios is not None  # --scenarios auto: batches in this process
+    if namespace.engine == "spark" and drawn:
+        print(
+            "error: --engine spark scores a fixed number of scenarios: give --scenarios N "
+            "(--scenarios auto draws its batches in this process)",
+            file=sys.stderr,
+        )
+        return 2
     if namespace.engine == "local" or (
-        namespace.engine == "auto" and profile.scenarios <= LOCAL_LIMIT
+        namespace.engine == "auto" and (drawn or profile.scenarios <= LOCAL_LIMIT)
     ):
         print_comparison(profile, namespace.table)
         return 0
