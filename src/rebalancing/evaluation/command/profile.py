@@ -496,20 +496,21 @@ def scenario_count(namespace: argparse.Namespace) -> tuple[int, int | None]:
     if isinstance(given, str) and given.strip().lower() == AUTO:
         if cap is None:
             raise ParameterError("--scenarios: auto is for compare; give a number of scenarios")
-        if not 1 <= cap <= MAX_SCENARIOS:
-            raise ParameterError(
-                f"--max-scenarios must be between 1 and {MAX_SCENARIOS:,}, got {cap:,}"
-            )
-        return cap, cap
+        return _scenarios_within("--max-scenarios", cap), cap
     try:
         count = int(given)
     except ValueError:
         raise ParameterError(
             f"--scenarios: expected a number of scenarios or auto, got {given!r}"
         ) from None
+    return _scenarios_within("--scenarios", count), None
+
+
+def _scenarios_within(option: str, count: int) -> int:
+    """`count`, when between 1 and MAX_SCENARIOS; else ParameterError naming `option`."""
     if not 1 <= count <= MAX_SCENARIOS:
-        raise ParameterError(f"--scenarios must be between 1 and {MAX_SCENARIOS:,}, got {count:,}")
-    return count, None
+        raise ParameterError(f"{option} must be between 1 and {MAX_SCENARIOS:,}, got {count:,}")
+    return count
 
 
 def run_description(profile: Profile) -> dict[str, Any]:
