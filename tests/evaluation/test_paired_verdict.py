@@ -81,8 +81,8 @@ def test_a_margin_every_scenario_shows_is_seen_paired_and_not_unpaired() -> None
     verdict = decide(summary, SYSTEM, scenario_means=means)
     assert verdict.recommended == ("sticky",)
     assert verdict.dominated == {"averagely": ["sticky"]}
-    assert "scenario by scenario, difference" in verdict.reason
-    assert "at 95% over 40 scenarios" in verdict.reason
+    assert "(the difference per scenario, averaged over 40: " in verdict.reason
+    assert " at 95%; level on balance" in verdict.reason
 
 
 def test_two_identical_candidates_are_level_and_settled_at_once() -> None:
@@ -264,4 +264,4 @@ def test_a_run_drawn_until_decided_scores_what_a_fixed_run_of_as_many_scenarios_
     for key, metrics_of in fixed.summary.items():
         assert metrics_of["moves"] == comparison.summary[key]["moves"], key
     assert "Decided on" not in fixed.verdict.reason
-    assert "at 95% over" in fixed.verdict.reason or fixed.verdict.is_tie
+    assert f"averaged over {taken}: " in fixed.verdict.reason or fixed.verdict.is_tie

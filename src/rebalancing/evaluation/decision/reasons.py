@@ -110,10 +110,13 @@ def reason_on(
         f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
         f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "
         f"{runner_up}, the best of the others still in the running ("
-        + ("scenario by scenario, " if difference.scenarios else "")
-        + f"difference {_value(abs(difference.difference), score)}"
+        + (
+            f"the difference per scenario, averaged over {difference.scenarios:,}: "
+            if difference.scenarios
+            else "difference "
+        )
+        + f"{_value(abs(difference.difference), score)}"
         f" ± {_value(difference.half_width, score)}{unit} at {percent(difference.confidence)}"
-        + (f" over {difference.scenarios:,} scenarios" if difference.scenarios else "")
         + (f"; level on {level}" if level else "")
         + ")."
     )
