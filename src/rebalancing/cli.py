@@ -92,6 +92,13 @@ def compare_main(arguments: Sequence[str]) -> int:
         return 0
     if _missing_packages("compare on Spark (--engine spark, or auto above 20,000)", SPARK_NEEDS):
         return 2
+    if namespace.engine == "auto":
+        print(
+            f"{profile.scenarios:,} scenarios, more than {LOCAL_LIMIT:,}: scoring them with the "
+            "Spark harness on embedded local[*] (it takes a few seconds to start; --engine local "
+            "keeps them in this process).",
+            file=sys.stderr,
+        )
     from rebalancing.harness.job import run  # imports pyspark
     from rebalancing.harness.options import HarnessOptions
 

@@ -30,9 +30,10 @@ from rebalancing.evaluation.command.profile import (
     profile_from,
     run_description,
 )
+from rebalancing.evaluation.command.progress import Progress
 from rebalancing.evaluation.decision.differences import ScenarioMeans
 from rebalancing.evaluation.decision.reasons import drawn_until_decided
-from rebalancing.evaluation.decision.stopping import draw_until_settled, unsettled
+from rebalancing.evaluation.decision.stopping import draw_until_settled, looks, unsettled
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict
 from rebalancing.evaluation.report.outputs import write_outputs
@@ -64,7 +65,7 @@ class ScenarioScoring:
     and each scenario's mean over its rebalances, per strategy, on each deciding score of the
     profile's system (what the paired comparisons read)."""
 
-    def __init__(self, profile: Profile, progress: bool = False) -> None:
+    def __init__(self, profile: Profile, progress: Progress | None = None) -> None:
         self.profile = profile
         self.progress = progress
         self.strategies = {
@@ -78,13 +79,15 @@ class ScenarioScoring:
             lambda: defaultdict(dict)
         )
 
-    def score_to(self, count: int) -> None:
-        """Score the scenarios from the last one scored up to `count` (exclusive)."""
+    def score_to(self, count: int, label: str = "", then: str = "") -> None:
+        """Score the scenarios from the last one scored up to `count` (exclusive); `label` and
+        `then` describe the batch on the progress line (Progress.batch)."""
         scenarios: Iterator[Scenario] = generate_scenarios(
             self.profile.seed, range(self.scored, count), self.profile.settings
         )
-        if self.progress:
-            scenarios = _with_progress(scenarios, count - self.scored)
+        if self.progress is not None:
+            self.progress.batch(self.scored, count, label, then)
+            scenarios = self.progress.scenarios(scenarios)
         rows = score_scenarios(
             scenarios, self.strategies, self.profile.views, self.profile.view_settings
         )
@@ -118,31 +121,48 @@ class ScenarioScoring:
 
 
 def score_profile(profile: Profile, progress: bool = False) -> Summary:
-    """The summary of the profile's strategies on its scenarios (rows held in memory)."""
+    """The summary of the profile's strategies on its scenarios (rows held in memory), with a
+    progress line on a terminal when `progress`."""
+    shown = Progress() if progress else None
     strategies = {strategy.name: strategy for strategy in select(",".join(profile.strategies))}
     scenarios: Iterator[Scenario] = generate_scenarios(
         profile.seed, range(profile.scenarios), profile.settings
     )
-    if progress:
-        scenarios = _with_progress(scenarios, profile.scenarios)
-    rows = score_scenarios(scenarios, strategies, profile.views, profile.view_settings)
-    return summarise(rows)
+    if shown is not None:
+        shown.batch(0, profile.scenarios)
+        scenarios = shown.scenarios(scenarios)
+    summary = summarise(
+        score_scenarios(scenarios, strategies, profile.views, profile.view_settings)
+    )
+    if shown is not None:
+        shown.finish()
+    return summary
 
 
 def compare(profile: Profile, progress: bool = False) -> Comparison:
     """Score `profile` (its scenarios, or with `max_scenarios` until the verdict is settled),
     decide on paired differences, and write the outputs into `profile.out` when it is set."""
     started = time.perf_counter()
-    scoring = ScenarioScoring(profile, progress)
+    shown = Progress() if progress else None
+    scoring = ScenarioScoring(profile, shown)
     if profile.max_scenarios is None:
-        scoring.score_to(profile.scenarios)
+        scoring.score_to(
+            profile.scenarios, then="; --scenarios auto would stop once the verdict is settled"
+        )
         summary = scoring.summary()
         verdict = profile.verdict_on(summary, scoring.scenario_means())
     else:
         summaries: list[Summary] = []
 
+        planned = looks(profile.max_scenarios)
+
         def verdict_at(count: int, confidence: float) -> Verdict:
-            scoring.score_to(count)
+            look = planned.index(count) + 1
+            scoring.score_to(
+                count,
+                f"batch {look} of at most {len(planned)}",
+                ", then the verdict is looked at again" if look < len(planned) else "",
+            )
             summaries.append(scoring.summary())
             return profile.verdict_on(summaries[-1], scoring.scenario_means(), confidence)
 
@@ -154,6 +174,8 @@ def compare(profile: Profile, progress: bool = False) -> Comparison:
         )
         verdict = replace(stopped.verdict, reason=f"{stopped.verdict.reason} {sentence}")
         profile = replace(profile, scenarios=stopped.scenarios)
+    if shown is not None:
+        shown.finish()
     seconds = time.perf_counter() - started
     if profile.out is None:
         return Comparison(summary, verdict, seconds, None, profile)
@@ -164,18 +186,6 @@ def compare(profile: Profile, progress: bool = False) -> Comparison:
     }
     write_outputs(profile.out, summary, run_info, verdict, profile.describe())
     return Comparison(summary, verdict, seconds, profile.out, profile)
-
-
-def _with_progress(scenarios: Iterator[Scenario], total: int) -> Iterator[Scenario]:
-    """The scenarios with a progress bar and the time left on standard error (tqdm), when that
-    is a terminal; as they are otherwise, and without tqdm (it comes with the spark extra)."""
-    if not sys.stderr.isatty():
-        return scenarios
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return scenarios
-    return iter(tqdm(scenarios, total=total, unit=" scenarios", file=sys.stderr))
 
 
 def compare_parser(prog: str) -> argparse.ArgumentParser:
