@@ -67,8 +67,9 @@ def compare_main(arguments: Sequence[str]) -> int:
         "--engine",
         choices=("auto", "local", "spark"),
         default="auto",
-        help="local: one process, no Spark; spark: the Spark harness on embedded local[*]; "
-        f"auto: local up to {LOCAL_LIMIT:,} scenarios",
+        help="local: one process, no Spark; spark: the Spark harness on embedded local[*], "
+        f"for --scenarios N; auto: local up to {LOCAL_LIMIT:,} scenarios and for --scenarios "
+        "auto (its batches run in this process)",
     )
     namespace = parser.parse_args(arguments)
     try:
@@ -76,13 +77,28 @@ def compare_main(arguments: Sequence[str]) -> int:
     except ParameterError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    drawn = profile.max_scenarios is not None  # --scenarios auto: batches in this process
+    if namespace.engine == "spark" and drawn:
+        print(
+            "error: --engine spark scores a fixed number of scenarios: give --scenarios N "
+            "(--scenarios auto draws its batches in this process)",
+            file=sys.stderr,
+        )
+        return 2
     if namespace.engine == "local" or (
-        namespace.engine == "auto" and profile.scenarios <= LOCAL_LIMIT
+        namespace.engine == "auto" and (drawn or profile.scenarios <= LOCAL_LIMIT)
     ):
         print_comparison(profile, namespace.table)
         return 0
     if _missing_packages("compare on Spark (--engine spark, or auto above 20,000)", SPARK_NEEDS):
         return 2
+    if namespace.engine == "auto":
+        print(
+            f"{profile.scenarios:,} scenarios, more than {LOCAL_LIMIT:,}: scoring them with the "
+            "Spark harness on embedded local[*] (it takes a few seconds to start; --engine local "
+            "keeps them in this process).",
+            file=sys.stderr,
+        )
     from rebalancing.harness.job import run  # imports pyspark
     from rebalancing.harness.options import HarnessOptions
 

@@ -239,7 +239,8 @@ def test_every_default_is_shown_in_help_with_the_glossary() -> None:
     )
     assert "(default: 1:4096)" in completed.stdout
     assert "(default: any)" in completed.stdout
-    assert "(default: 1000)" in completed.stdout
+    assert "(default: auto)" in completed.stdout
+    assert "(default: 3200)" in completed.stdout
     assert "stickiness (%, higher is better)" in completed.stdout
 
 

@@ -1,7 +1,13 @@
 """`rebalancing compare` on one machine, without Spark: score a profile's candidates on its
 scenarios with the pure-Python core, write the run's outputs and return the verdict. The same
-profile scored by the Spark harness gives the same aggregates (timings aside), so the same
-verdict; the harness is for millions of scenarios, this for an answer in seconds.
+profile scored by the Spark harness gives the same aggregates (timings aside); the harness is for
+millions of scenarios, this for an answer in seconds.
+
+The verdict compares candidates paired, scenario by scenario (each scenario's mean over its
+rebalances, kept as the rows are scored). With `--scenarios auto` (the default) the scenarios are
+scored in growing batches, in this process, until the verdict is settled or the cap is reached
+(rebalancing.evaluation.decision.stopping); scenario i is the same whichever way it is drawn, so
+a run that stopped at 400 scored what `--scenarios 400` scores.
 """
 
 from __future__ import annotations
@@ -9,12 +15,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rebalancing.evaluation.command.pipes import quiet_when_the_reader_leaves
 from rebalancing.evaluation.command.profile import (
+    AUTO,
     ParameterError,
     Profile,
     add_profile_arguments,
@@ -22,6 +30,10 @@ from rebalancing.evaluation.command.profile import (
     profile_from,
     run_description,
 )
+from rebalancing.evaluation.command.progress import Progress
+from rebalancing.evaluation.decision.differences import ScenarioMeans
+from rebalancing.evaluation.decision.reasons import drawn_until_decided
+from rebalancing.evaluation.decision.stopping import draw_until_settled, looks, unsettled
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict
 from rebalancing.evaluation.report.outputs import write_outputs
@@ -29,7 +41,7 @@ from rebalancing.evaluation.report.tables import markdown_table
 from rebalancing.evaluation.report.verdict_text import render_text
 from rebalancing.evaluation.scenarios.changes import Scenario, generate_scenarios
 from rebalancing.evaluation.scoring.aggregates import Aggregate, summarise
-from rebalancing.evaluation.scoring.replay import score_scenarios
+from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenarios
 from rebalancing.strategies import select
 
 Summary = dict[tuple[str, str], dict[str, Aggregate]]
@@ -37,54 +49,143 @@ Summary = dict[tuple[str, str], dict[str, Aggregate]]
 
 @dataclass(frozen=True)
 class Comparison:
-    """A finished comparison: its summary, its verdict, how long it took, and where its outputs
-    are (None when it wrote none)."""
+    """A finished comparison: its summary, its verdict, how long it took, where its outputs
+    are (None when it wrote none), and the profile as scored (with `--scenarios auto`, the
+    number of scenarios it took)."""
 
     summary: Summary
     verdict: Verdict
     seconds: float
     out: Path | None
+    profile: Profile | None = None
+
+
+class ScenarioScoring:
+    """A profile's scenarios scored in order, batch by batch: every row kept for the summary,
+    and each scenario's mean over its rebalances, per strategy, on each deciding score of the
+    profile's system (what the paired comparisons read)."""
+
+    def __init__(self, profile: Profile, progress: Progress | None = None) -> None:
+        self.profile = profile
+        self.progress = progress
+        self.strategies = {
+            strategy.name: strategy for strategy in select(",".join(profile.strategies))
+        }
+        self.metrics = SYSTEM_VERDICTS[profile.system].criteria
+        self.rows: list[ScoreRow] = []
+        self.scored = 0
+        # strategy -> metric -> scenario -> [sum, count] of the defined values
+        self.sums: dict[str, dict[str, dict[int, list[float]]]] = defaultdict(
+            lambda: defaultdict(dict)
+        )
+
+    def score_to(self, count: int, label: str = "", then: str = "") -> None:
+        """Score the scenarios from the last one scored up to `count` (exclusive); `label` and
+        `then` describe the batch on the progress line (Progress.batch)."""
+        scenarios: Iterator[Scenario] = generate_scenarios(
+            self.profile.seed, range(self.scored, count), self.profile.settings
+        )
+        if self.progress is not None:
+            self.progress.batch(self.scored, count, label, then)
+            scenarios = self.progress.scenarios(scenarios)
+        rows = score_scenarios(
+            scenarios, self.strategies, self.profile.views, self.profile.view_settings
+        )
+        for row in rows:
+            self.rows.append(row)
+            of_strategy = self.sums[row.strategy]
+            for metric in self.metrics:
+                value = getattr(row, metric)
+                if value is None:
+                    continue
+                entry = of_strategy[metric].get(row.scenario)
+                if entry is None:
+                    of_strategy[metric][row.scenario] = [float(value), 1.0]
+                else:
+                    entry[0] += value
+                    entry[1] += 1
+        self.scored = max(self.scored, count)
+
+    def summary(self) -> Summary:
+        return summarise(self.rows)
+
+    def scenario_means(self) -> ScenarioMeans:
+        """strategy -> metric -> scenario -> its mean over the scenario's rebalances."""
+        return {
+            strategy: {
+                metric: {index: total / count for index, (total, count) in means.items()}
+                for metric, means in metrics.items()
+            }
+            for strategy, metrics in self.sums.items()
+        }
 
 
 def score_profile(profile: Profile, progress: bool = False) -> Summary:
-    """The summary of the profile's strategies on its scenarios (rows held in memory)."""
+    """The summary of the profile's strategies on its scenarios (rows held in memory), with a
+    progress line on a terminal when `progress`."""
+    shown = Progress() if progress else None
     strategies = {strategy.name: strategy for strategy in select(",".join(profile.strategies))}
     scenarios: Iterator[Scenario] = generate_scenarios(
         profile.seed, range(profile.scenarios), profile.settings
     )
-    if progress:
-        scenarios = _with_progress(scenarios, profile.scenarios)
-    rows = score_scenarios(scenarios, strategies, profile.views, profile.view_settings)
-    return summarise(rows)
+    if shown is not None:
+        shown.batch(0, profile.scenarios)
+        scenarios = shown.scenarios(scenarios)
+    summary = summarise(
+        score_scenarios(scenarios, strategies, profile.views, profile.view_settings)
+    )
+    if shown is not None:
+        shown.finish()
+    return summary
 
 
 def compare(profile: Profile, progress: bool = False) -> Comparison:
-    """Score `profile`, decide, and write the outputs into `profile.out` when it is set."""
+    """Score `profile` (its scenarios, or with `max_scenarios` until the verdict is settled),
+    decide on paired differences, and write the outputs into `profile.out` when it is set."""
     started = time.perf_counter()
-    summary = score_profile(profile, progress)
+    shown = Progress() if progress else None
+    scoring = ScenarioScoring(profile, shown)
+    if profile.max_scenarios is None:
+        scoring.score_to(
+            profile.scenarios, then="; --scenarios auto would stop once the verdict is settled"
+        )
+        summary = scoring.summary()
+        verdict = profile.verdict_on(summary, scoring.scenario_means())
+    else:
+        summaries: list[Summary] = []
+
+        planned = looks(profile.max_scenarios)
+
+        def verdict_at(count: int, confidence: float) -> Verdict:
+            look = planned.index(count) + 1
+            scoring.score_to(
+                count,
+                f"batch {look} of at most {len(planned)}",
+                ", then the verdict is looked at again" if look < len(planned) else "",
+            )
+            summaries.append(scoring.summary())
+            return profile.verdict_on(summaries[-1], scoring.scenario_means(), confidence)
+
+        stopped = draw_until_settled(profile.max_scenarios, verdict_at)
+        summary = summaries[-1]
+        still_level = unsettled(stopped.verdict) if stopped.capped else []
+        sentence = drawn_until_decided(
+            stopped.scenarios, stopped.planned, stopped.confidence, still_level
+        )
+        verdict = replace(stopped.verdict, reason=f"{stopped.verdict.reason} {sentence}")
+        profile = replace(profile, scenarios=stopped.scenarios)
+    if shown is not None:
+        shown.finish()
     seconds = time.perf_counter() - started
     if profile.out is None:
-        return Comparison(summary, profile.verdict_on(summary), seconds, None)
+        return Comparison(summary, verdict, seconds, None, profile)
     run_info = {
         **run_description(profile),
         "engine": "pure Python, one process (rebalancing compare)",
         "wall_seconds": round(seconds, 3),
     }
-    verdict = profile.verdict_on(summary)
     write_outputs(profile.out, summary, run_info, verdict, profile.describe())
-    return Comparison(summary, verdict, seconds, profile.out)
-
-
-def _with_progress(scenarios: Iterator[Scenario], total: int) -> Iterator[Scenario]:
-    """The scenarios with a progress bar and the time left on standard error (tqdm), when that
-    is a terminal; as they are otherwise, and without tqdm (it comes with the spark extra)."""
-    if not sys.stderr.isatty():
-        return scenarios
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return scenarios
-    return iter(tqdm(scenarios, total=total, unit=" scenarios", file=sys.stderr))
+    return Comparison(summary, verdict, seconds, profile.out, profile)
 
 
 def compare_parser(prog: str) -> argparse.ArgumentParser:
@@ -95,7 +196,7 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
         "drawn from the group's profile, write summary.md, summary.csv, run.json and "
         "report.html into --out, and print the verdict.",
     )
-    add_profile_arguments(parser, scenarios=1000, out="out/compare")
+    add_profile_arguments(parser, scenarios=AUTO, out="out/compare")
     parser.add_argument(
         "--table", action="store_true", help="also print the full table (it is in summary.md)"
     )
@@ -134,7 +235,7 @@ def print_comparison(profile: Profile, table: bool) -> None:
     comparison = compare(profile, progress=True)
     if table:
         print(markdown_table(comparison.summary) + "\n")
-    print(closing_lines(comparison.verdict, profile, comparison.seconds))
+    print(closing_lines(comparison.verdict, comparison.profile or profile, comparison.seconds))
 
 
 def main(

@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from rebalancing.evaluation.decision.differences import CONFIDENCE, ScenarioMeans
+from rebalancing.evaluation.decision.stopping import DEFAULT_MAX_SCENARIOS
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict, decide
 from rebalancing.evaluation.report.tables import scores_help
@@ -48,6 +50,11 @@ MAX_SCENARIOS = 2**62
 """Scenario indices are 64-bit integers in Spark and in the seeds; more is refused up front."""
 
 
+AUTO = "auto"
+"""`--scenarios auto`: draw scenarios until the verdict is decided (rebalancing.evaluation.decision
+.stopping), at most --max-scenarios."""
+
+
 RUN_MARKERS = ("run.json", "report.html")
 """Files every run writes: `--replace` empties a directory only when it holds one of them."""
 
@@ -66,7 +73,10 @@ class CommandsOwnFolder(str):
 
 @dataclass(frozen=True)
 class Profile:
-    """One group to score: what runs, on what scenarios, on which system, written where."""
+    """One group to score: what runs, on what scenarios, on which system, written where.
+    `scenarios` is the number to score; with `max_scenarios` set, scenarios are drawn until
+    the verdict is decided, at most that many (and `scenarios`, the most, until a run says
+    how many it took)."""
 
     system: str = ANY_SYSTEM
     scenarios: int = 1000
@@ -76,6 +86,7 @@ class Profile:
     views: str = "broker"
     view_settings: ViewSettings = field(default_factory=ViewSettings)
     out: Path | None = None
+    max_scenarios: int | None = None
 
     def candidates(self) -> tuple[str, ...]:
         """The labels of the profile's strategies that run on its system (a user's Strategy is
@@ -84,11 +95,19 @@ class Profile:
         chosen = select(",".join(self.strategies))
         return tuple(strategy.name for strategy in chosen if system.accepts(strategy))
 
-    def verdict_on(self, summary: Summary) -> Verdict:
-        """The verdict on `summary` for this profile's system and candidates, with a note for
-        each candidate that reads a fact (zones, weights) these scenarios do not carry: it
-        ran as the plain strategy it is without them, and the option that adds them is named."""
-        verdict = decide(summary, SYSTEM_VERDICTS[self.system], self.candidates())
+    def verdict_on(
+        self,
+        summary: Summary,
+        scenario_means: ScenarioMeans | None = None,
+        confidence: float = CONFIDENCE,
+    ) -> Verdict:
+        """The verdict on `summary` for this profile's system and candidates (paired on
+        `scenario_means` at `confidence` when given), with a note for each candidate that
+        reads a fact (zones, weights) these scenarios do not carry: it ran as the plain
+        strategy it is without them, and the option that adds them is named."""
+        verdict = decide(
+            summary, SYSTEM_VERDICTS[self.system], self.candidates(), scenario_means, confidence
+        )
         carried = self.settings.carried_inputs() | {"capacities"}  # no scenario has capacities
         option = {"consumer_zones": "--zones", "queue_zones": "--zones", "weights": "--weights"}
         for strategy in select(",".join(self.strategies)):
@@ -122,8 +141,14 @@ class Profile:
         return (
             f"{_span(self.settings.queue_range)} queues, {_span(self.settings.consumer_range)} "
             f"consumers{placement}, {_span(self.settings.change_count_range)} changes per "
-            f"scenario ({mix}){views}; {self.scenarios:,} scenarios, seed {self.seed}."
+            f"scenario ({mix}){views}; {self.scenarios:,} scenarios{self._drawn()}, seed "
+            f"{self.seed}."
         )
+
+    def _drawn(self) -> str:
+        if self.max_scenarios is None:
+            return ""
+        return f" (drawn until decided, at most {self.max_scenarios:,})"
 
 
 def _span(bounds: tuple[int, int]) -> str:
@@ -291,9 +316,10 @@ def new_parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 
 def add_profile_arguments(
-    parser: argparse.ArgumentParser, *, scenarios: int, out: str | None
+    parser: argparse.ArgumentParser, *, scenarios: int | str, out: str | None
 ) -> None:
-    """The options that describe a group (see the module docstring), with their defaults."""
+    """The options that describe a group (see the module docstring), with their defaults;
+    `scenarios` AUTO lets --scenarios be auto, and adds --max-scenarios."""
     group = parser.add_argument_group("the group")
     group.add_argument(
         "--system",
@@ -330,7 +356,23 @@ def add_profile_arguments(
         "queue alike)",
     )
     run = parser.add_argument_group("the run")
-    run.add_argument("--scenarios", type=int, default=scenarios, help="number of scenarios")
+    if scenarios == AUTO:
+        run.add_argument(
+            "--scenarios",
+            default=AUTO,
+            help="number of scenarios N, scored exactly; or auto: drawn in growing batches "
+            "(50, 100, 200, ...) until the verdict is settled, at most --max-scenarios "
+            "(default: auto)",
+        )
+        run.add_argument(
+            "--max-scenarios",
+            type=int,
+            default=DEFAULT_MAX_SCENARIOS,
+            help="the most scenarios --scenarios auto draws; the verdict says when it stopped "
+            "there with candidates still level",
+        )
+    else:
+        run.add_argument("--scenarios", type=int, default=scenarios, help="number of scenarios")
     run.add_argument("--seed", type=int, default=1, help="base seed of the scenarios")
     run.add_argument(
         "--strategies",
@@ -405,10 +447,7 @@ def _warn_of_empty_zones(settings: ScenarioSettings) -> None:
 
 def profile_from(namespace: argparse.Namespace) -> Profile:
     """The Profile of parsed add_profile_arguments options; ParameterError names the culprit."""
-    if not 1 <= namespace.scenarios <= MAX_SCENARIOS:
-        raise ParameterError(
-            f"--scenarios must be between 1 and {MAX_SCENARIOS:,}, got {namespace.scenarios:,}"
-        )
+    scenarios, max_scenarios = scenario_count(namespace)
     if not -(2**63) <= namespace.seed < 2**63:
         raise ParameterError(f"--seed must fit in 64 bits, got {namespace.seed}")
     system = SYSTEM_VERDICTS[namespace.system]
@@ -438,14 +477,40 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
         prepare_out(out, namespace.replace or isinstance(namespace.out, CommandsOwnFolder))
     return Profile(
         system=system.name,
-        scenarios=namespace.scenarios,
+        scenarios=scenarios,
         seed=namespace.seed,
         strategies=specs,
         settings=settings,
         views=views,
         view_settings=view_settings,
         out=out,
+        max_scenarios=max_scenarios,
     )
+
+
+def scenario_count(namespace: argparse.Namespace) -> tuple[int, int | None]:
+    """(scenarios, max_scenarios) of parsed options: (N, None) for --scenarios N; (the cap, the
+    cap) for --scenarios auto. ParameterError names the option out of range or not a count."""
+    given = namespace.scenarios
+    cap = getattr(namespace, "max_scenarios", None)
+    if isinstance(given, str) and given.strip().lower() == AUTO:
+        if cap is None:
+            raise ParameterError("--scenarios: auto is for compare; give a number of scenarios")
+        return _scenarios_within("--max-scenarios", cap), cap
+    try:
+        count = int(given)
+    except ValueError:
+        raise ParameterError(
+            f"--scenarios: expected a number of scenarios or auto, got {given!r}"
+        ) from None
+    return _scenarios_within("--scenarios", count), None
+
+
+def _scenarios_within(option: str, count: int) -> int:
+    """`count`, when between 1 and MAX_SCENARIOS; else ParameterError naming `option`."""
+    if not 1 <= count <= MAX_SCENARIOS:
+        raise ParameterError(f"{option} must be between 1 and {MAX_SCENARIOS:,}, got {count:,}")
+    return count
 
 
 def run_description(profile: Profile) -> dict[str, Any]:
@@ -453,6 +518,7 @@ def run_description(profile: Profile) -> dict[str, Any]:
     return {
         "system": profile.system,
         "scenarios": profile.scenarios,
+        "max_scenarios": profile.max_scenarios,
         "seed": profile.seed,
         "strategies": list(profile.strategies),
         "queue_range": profile.settings.queue_range,

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from rebalancing.evaluation.decision.differences import Difference
+from rebalancing.evaluation.decision.differences import LEVEL_FRACTION, Difference
 from rebalancing.evaluation.scoring.aggregates import Aggregate, Overall
-from rebalancing.evaluation.scoring.definitions import Score, format_value
+from rebalancing.evaluation.scoring.definitions import SCORES, Score, format_value
 from rebalancing.strategies import STRATEGIES
 
 SPEED_RATIO = 2.0
@@ -25,6 +25,10 @@ GIVES_UP_SHOWN = 2
 OUT_ON_SHOWN = 4
 """The candidates a reason names as set aside on a criterion, the closest first; the others
 are counted."""
+
+
+STILL_LEVEL_SHOWN = 2
+"""The unsettled comparisons a run stopped by the cap names; the others are counted."""
 
 
 def gives_up(
@@ -105,9 +109,14 @@ def reason_on(
     return (
         f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
         f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "
-        f"{runner_up}, the best of the others still in the running (difference "
-        f"{_value(abs(difference.difference), score)}"
-        f" ± {_value(difference.half_width, score)}{unit} at 95%"
+        f"{runner_up}, the best of the others still in the running ("
+        + (
+            f"the difference per scenario, averaged over {difference.scenarios:,}: "
+            if difference.scenarios
+            else "difference "
+        )
+        + f"{_value(abs(difference.difference), score)}"
+        f" ± {_value(difference.half_width, score)}{unit} at {percent(difference.confidence)}"
         + (f"; level on {level}" if level else "")
         + ")."
     )
@@ -157,6 +166,43 @@ def tie(
         f"No difference the scenarios can tell between {', '.join(left)} on {labels}: "
         "either will do (more scenarios narrow the intervals)."
     )
+
+
+def drawn_until_decided(
+    scenarios: int,
+    planned: tuple[int, ...],
+    confidence: float,
+    still_level: list[tuple[str, str, Difference]],
+) -> str:
+    """How many scenarios a run drawn until decided took, and, when the cap (the last planned
+    look) stopped it, which candidates are still level and on what (the first STILL_LEVEL_SHOWN
+    of the comparisons left unsettled, with their intervals across the level band's edge)."""
+    rule = (
+        f"intervals at {percent(confidence)}, for {len(planned)} planned looks of at most "
+        f"{planned[-1]:,} scenarios"
+    )
+    if not still_level:
+        return f"Decided on {scenarios:,} scenarios, drawn until settled ({rule})."
+    items = []
+    for first, second, difference in still_level[:STILL_LEVEL_SHOWN]:
+        score = SCORES[difference.metric]
+        items.append(
+            f"{first} and {second} on {score.label} (difference "
+            f"{_value(abs(difference.difference), score)} ± "
+            f"{_value(difference.half_width, score)}{_unit(score)})"
+        )
+    more = len(still_level) - STILL_LEVEL_SHOWN
+    return (
+        f"Stopped at the cap of {scenarios:,} scenarios (--max-scenarios; {rule}) with "
+        f"candidates still level: {'; '.join(items)}{f' and {more} more' if more > 0 else ''}; "
+        f"each interval reaches across the {LEVEL_FRACTION:.0%} band, so neither a difference "
+        "nor a tie is settled. A larger --max-scenarios may settle it."
+    )
+
+
+def percent(fraction: float) -> str:
+    """A confidence as a percentage with the digits it needs: 95%, 99.3%."""
+    return f"{fraction * 100:.1f}".removesuffix(".0") + "%"
 
 
 def _value(value: float | None, score: Score) -> str:

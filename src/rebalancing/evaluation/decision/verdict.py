@@ -10,12 +10,14 @@ How it decides (the same for every system, only the criteria differ):
   cost: the last criterion of every system.
 - With weights, the load ratio decides where the balance of queue counts would (the glossary's
   `superseded_by`): equal counts of unequal queues are not what a group wants.
-- Two candidates are compared on a criterion by their means over every rebalance (the summary's
-  "all" rows) with a 95% confidence interval of the difference, from the standard deviations and
-  counts (Welch's interval, normal quantile 1.96); means within 10% of the larger one are level
-  however many scenarios tell them apart (a difference too small to act on). The interval does
-  not use the pairing of the rebalances (both candidates ran the same scenarios), so it is wide,
-  and it errs toward "can't tell" rather than toward a difference that is not there.
+- Two candidates are compared on a criterion paired, scenario by scenario (both ran the same
+  scenarios): the mean over the scenarios of the difference of their scenario means, with
+  Student's interval over the scenarios, which are independent where the rebalances of one
+  scenario are not (rebalancing.evaluation.decision.differences). Candidates within 10% of the
+  larger mean are level however many scenarios tell them apart (a difference too small to act
+  on); one is better only when the whole interval lies beyond that band; an interval across
+  the band's edge is not settled and counts as level (the scenarios cannot tell). A summary
+  without per-scenario means (the Spark harness's) is compared over rows, unpaired (Welch).
 - A candidate is dominated when another is better on at least one criterion and worse on none.
 - Among the rest, the criteria are taken in the system's order (balance, then what that system
   pays for: paused queues, hand-overs, moves, stickiness): each keeps the candidates that are not
@@ -34,7 +36,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rebalancing.evaluation.decision.differences import LEVEL_FRACTION, Difference, compare
+from rebalancing.evaluation.decision.differences import (
+    CONFIDENCE,
+    LEVEL_FRACTION,
+    Difference,
+    ScenarioMeans,
+    compare,
+    compare_paired,
+)
 from rebalancing.evaluation.decision.reasons import (
     gives_up,
     out_on,
@@ -65,6 +74,9 @@ class Verdict:
     not_candidates: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+    differences: Mapping[tuple[str, str], list[Difference]] = field(default_factory=dict)
+    """(first, second) -> their comparison on each deciding score, in the system's order, for
+    every two sound candidates."""
 
     @property
     def is_tie(self) -> bool:
@@ -109,10 +121,18 @@ def _measured(system: System, overall: Mapping[str, Mapping[str, Aggregate]]) ->
     )
 
 
-def decide(summary: Summary, system: System, candidates: Sequence[str] | None = None) -> Verdict:
+def decide(
+    summary: Summary,
+    system: System,
+    candidates: Sequence[str] | None = None,
+    scenario_means: ScenarioMeans | None = None,
+    confidence: float = CONFIDENCE,
+) -> Verdict:
     """The verdict on `summary` for `system`, among `candidates` (default: every strategy of the
     summary that the system accepts, as the registry says; names it does not know count as
-    candidates, since the caller chose them)."""
+    candidates, since the caller chose them). With `scenario_means` (the same scenarios for
+    every candidate), candidates are compared paired, at `confidence`; without, over the
+    summary's rows (Welch, 95%)."""
     scored = sorted({strategy for strategy, change in summary if change == ALL_CHANGES})
     if candidates is None:
         chosen = [
@@ -131,15 +151,24 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
     broken = {name: why for name in chosen if (why := _broken(overall[name])) is not None}
     sound = [name for name in chosen if name not in broken]
     criteria = [SCORES[metric] for metric in system.criteria]
-    differences = {
-        (first, second): [
-            compare(overall[first][score.metric], overall[second][score.metric], score)
-            for score in criteria
-        ]
-        for first in sound
-        for second in sound
-        if first != second
-    }
+    differences: dict[tuple[str, str], list[Difference]] = {}
+    for position, first in enumerate(sound):  # each pair once, the other way round mirrored
+        for second in sound[position + 1 :]:
+            differences[(first, second)] = [
+                compare(overall[first][score.metric], overall[second][score.metric], score)
+                if scenario_means is None
+                else compare_paired(
+                    scenario_means.get(first, {}).get(score.metric, {}),
+                    scenario_means.get(second, {}).get(score.metric, {}),
+                    score,
+                    confidence,
+                )
+                for score in criteria
+            ]
+            differences[(second, first)] = [
+                replace(d, difference=-d.difference, better=-d.better)
+                for d in differences[(first, second)]
+            ]
     dominated = {
         name: [
             other
@@ -193,6 +222,7 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
         not_candidates=not_candidates,
         missing=missing,
         notes=notes,
+        differences=differences,
     )
 
 
