@@ -26,7 +26,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from rebalancing.evaluation.command.compare import compare
-from rebalancing.evaluation.command.profile import add_profile_arguments, new_parser, profile_from
+from rebalancing.evaluation.command.profile import (
+    AUTO,
+    add_profile_arguments,
+    new_parser,
+    profile_from,
+)
 from rebalancing.evaluation.decision.verdict import Verdict
 from shared import commit, description
 
@@ -103,16 +108,16 @@ def decide(options: str, scenarios: str, seed: int) -> Decision:
     """`rebalancing compare OPTIONS --scenarios SCENARIOS --seed SEED`, in this process."""
     arguments = [*shlex.split(options), "--scenarios", scenarios, "--seed", str(seed)]
     parser = new_parser("rebalancing compare", "")
-    add_profile_arguments(parser, scenarios=1000, out=None)
+    add_profile_arguments(parser, scenarios=AUTO, out=None)
     profile = profile_from(parser.parse_args(arguments))
     started = time.perf_counter()
     comparison = compare(profile)
     verdict: Verdict = comparison.verdict
     criterion = verdict.system.criteria[0]
-    used = getattr(comparison, "scenarios", None)
+    scored = comparison.profile
     return Decision(
         recommended=verdict.recommended,
-        scenarios=int(used) if used is not None else int(scenarios),
+        scenarios=int(scored.scenarios) if scored is not None else int(scenarios),
         seconds=time.perf_counter() - started,
         criterion=criterion,
         means={name: verdict.means.get(name, {}).get(criterion) for name in verdict.candidates},
