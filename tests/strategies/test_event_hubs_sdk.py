@@ -164,29 +164,21 @@ def test_the_sdks_processor_defaults_are_the_sessions() -> None:
     assert processor._load_balancing_strategy is LoadBalancingStrategy.GREEDY  # not balanced
 
 
+@pytest.mark.parametrize("strategy", ["balanced", "greedy"])
 @pytest.mark.parametrize("partitions", [1, 5, 12])
-def test_a_lone_balanced_processor_claims_one_partition_a_cycle_in_both(
-    partitions: int, monkeypatch: pytest.MonkeyPatch
+def test_a_lone_processor_claims_per_cycle_what_the_sdk_claims(
+    strategy: str, partitions: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sdk = SdkGroup(partitions, "balanced", seed=3, monkeypatch=monkeypatch)
+    """Balanced: one partition a cycle; greedy: everything in the first cycle; then a cycle
+    that claims nothing."""
+    sdk = SdkGroup(partitions, strategy, seed=3, monkeypatch=monkeypatch)
     sdk.start("p1")
     sdk.run_until_quiet()
-    ours = Session("balanced", seed=3).rebalance(range(partitions), ["p1"])
-    assert sdk.claims_per_cycle["p1"] == [1] * partitions + [0]
-    assert (ours.claims, ours.rounds) == (partitions, partitions)
+    ours = Session(strategy, seed=3).rebalance(range(partitions), ["p1"])  # type: ignore[arg-type]
+    per_cycle = [1] * partitions if strategy == "balanced" else [partitions]
+    assert sdk.claims_per_cycle["p1"] == [*per_cycle, 0]
+    assert (ours.claims, ours.rounds) == (partitions, len(per_cycle))
     assert sdk.counts() == [len(ours.owners["p1"])] == [partitions]
-
-
-@pytest.mark.parametrize("partitions", [1, 5, 12])
-def test_a_lone_greedy_processor_claims_everything_in_its_first_cycle_in_both(
-    partitions: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sdk = SdkGroup(partitions, "greedy", seed=3, monkeypatch=monkeypatch)
-    sdk.start("p1")
-    sdk.run_until_quiet()
-    ours = Session("greedy", seed=3).rebalance(range(partitions), ["p1"])
-    assert sdk.claims_per_cycle["p1"] == [partitions, 0]
-    assert (ours.claims, ours.rounds) == (partitions, 1)
 
 
 GROUPS = [(8, 2, 3), (10, 3, 4), (12, 4, 3), (9, 2, 4)]
