@@ -38,6 +38,9 @@ The model, per change at the session's clock t0 (the end of the previous rebalan
   (counted from the crash: a consumer's pulls keep the channel busy until then), whichever
   comes first. Removed by the idle close, the broker notifies the group; removed by the scan,
   it does not (at the commit read), so the others see the crash at their next periodic run.
+  One broker is modelled: with several, each client asks one of them for the consumer ids, and
+  brokers that notice a crash at different scans give different lists meanwhile (what
+  rebalancing.evaluation.scenarios.views draws as stale views).
 - Queues added or removed: a client learns the topic's queues at its next name-server poll
   (every `pollNameServerInterval`) and uses them from its next run; the broker-side session's
   broker refreshes its view every 30 s (BrokerConfig `loadBalancePollNameServerInterval`).
