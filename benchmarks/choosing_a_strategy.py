@@ -4,9 +4,12 @@ group whose consumers crash often, a group across zones with skewed load), each 
 command that regenerates it.
 
     python benchmarks/choosing_a_strategy.py [--scenarios-scale 1.0] [--out PAGE]
+                                             [--system SYSTEM]
 
 Every figure on the page comes from the run this script makes (the date, commit and machine load
-are written at the top); the timings in the tables are this machine's.
+are written at the top); the timings in the tables are this machine's. `--system` makes that
+system's section again in the page as it is and leaves the others alone (a change that moves
+one system's figures only): the section then says when and at which commit it was made.
 """
 
 from __future__ import annotations
@@ -115,31 +118,66 @@ def _arguments(system: str, options: list[str], scale: float) -> list[str]:
     return ["--system", system, *given, "--seed", "1"]
 
 
+def _system_section(system: str, scale: float) -> list[str]:
+    """The page's section of one system: its heading, then each group's verdict and command."""
+    title = SYSTEM_VERDICTS[system].title
+    section = [f"## {title} (`--system {system}`) {{#{system}}}\n"]
+    for anchor, heading, options in GROUPS:
+        arguments = _arguments(system, options, scale)
+        with tempfile.TemporaryDirectory() as out:
+            compare_parser = new_parser("rebalancing compare", "")
+            add_profile_arguments(compare_parser, scenarios=1000, out=out)
+            profile = profile_from(compare_parser.parse_args(arguments))
+            comparison = compare(profile)
+        command = "rebalancing compare " + shlex.join(arguments)
+        section.append(
+            f"### {heading} {{#{system}-{anchor}}}\n\n"
+            + render_markdown(comparison.verdict, profile.describe())
+            + f"\n\n`{command}` ({comparison.seconds:.1f} s here)\n"
+        )
+        print(f"{system} {anchor}: {comparison.verdict.recommended}", file=sys.stderr)
+    return section
+
+
+def _replace_section(page: str, system: str, section: list[str], note: str) -> str:
+    """`page` with the section of `system` (from its `## ` heading to the next one) replaced by
+    `section`, `note` after its heading."""
+    marker = f"{{#{system}}}\n"
+    lines = page.splitlines(keepends=True)
+    starts = [index for index, line in enumerate(lines) if line.startswith("## ")]
+    begin = next((index for index in starts if lines[index].endswith(marker)), None)
+    if begin is None:
+        raise SystemExit(f"the page has no section for {system}: make the whole page")
+    end = next((index for index in starts if index > begin), len(lines))
+    heading, *verdicts = section
+    replaced = [heading, f"\n{note}\n\n", "\n".join(verdicts)]
+    tail = "".join(lines[end:])
+    return "".join(lines[:begin]) + "".join(replaced) + ("\n" + tail if tail else "")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--scenarios-scale", type=float, default=1.0)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "choosing-a-strategy.md")
+    parser.add_argument("--system", choices=SYSTEM_ORDER, default=None)
     given = parser.parse_args()
     load = os.getloadavg()
     started = time.perf_counter()
+    if given.system is not None:
+        section = _system_section(given.system, given.scenarios_scale)
+        note = (
+            f"This section was made again by `python benchmarks/choosing_a_strategy.py "
+            f"--system {given.system}` on {datetime.date.today().isoformat()} at commit "
+            f"{commit()}, in {time.perf_counter() - started:.0f} s (load average "
+            f"{load[0]:.1f} at the start); the rest of the page is as the header says."
+        )
+        page = given.out.read_text(encoding="utf-8")
+        given.out.write_text(_replace_section(page, given.system, section, note), "utf-8")
+        print(f"wrote the {given.system} section of {given.out}", file=sys.stderr)
+        return 0
     sections: list[str] = []
     for system in SYSTEM_ORDER:
-        title = SYSTEM_VERDICTS[system].title
-        sections.append(f"## {title} (`--system {system}`) {{#{system}}}\n")
-        for anchor, heading, options in GROUPS:
-            arguments = _arguments(system, options, given.scenarios_scale)
-            with tempfile.TemporaryDirectory() as out:
-                compare_parser = new_parser("rebalancing compare", "")
-                add_profile_arguments(compare_parser, scenarios=1000, out=out)
-                profile = profile_from(compare_parser.parse_args(arguments))
-                comparison = compare(profile)
-            command = "rebalancing compare " + shlex.join(arguments)
-            sections.append(
-                f"### {heading} {{#{system}-{anchor}}}\n\n"
-                + render_markdown(comparison.verdict, profile.describe())
-                + f"\n\n`{command}` ({comparison.seconds:.1f} s here)\n"
-            )
-            print(f"{system} {anchor}: {comparison.verdict.recommended}", file=sys.stderr)
+        sections.extend(_system_section(system, given.scenarios_scale))
     seconds = time.perf_counter() - started
     header = (
         "<!-- generated by benchmarks/choosing_a_strategy.py: edit the script, not this page -->\n"

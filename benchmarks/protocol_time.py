@@ -25,6 +25,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from rebalancing.evaluation.scoring import protocol_time
+from rebalancing.strategies import event_hubs
 from shared import commit, description
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,8 +59,10 @@ def main() -> int:
         f"{os.cpu_count()} cores, load average {load:.1f} at the start and "
         f"{os.getloadavg()[0]:.1f} at the end; {len(costs):,} runs in {elapsed:.0f} s. Every "
         "figure is simulated time with each system's default intervals (SAC: a 2 ms hand-over "
-        "per round of releases; Event Hubs: 10 s load-balancing cycles plus up to 20% jitter, "
-        "ownership expiring after 60 s; KCL: a lease taker every 20.05 s, failover time 10 s), "
+        "per round of releases; Event Hubs: the Python SDK's "
+        f"{event_hubs.LOAD_BALANCING_INTERVAL:g} s load-balancing cycles plus up to 20% jitter, "
+        f"ownership expiring after {event_hubs.PARTITION_OWNERSHIP_EXPIRATION_INTERVAL:g} s; "
+        "KCL: a lease taker every 20.05 s, failover time 10 s), "
         "so it depends on the seeds, not on the machine. Each event happens to a settled group "
         f"of n consumers and {protocol_time.QUEUES_PER_CONSUMER} n queues; a rolling restart "
         "sums its rebalances (a quarter of the group leaves, then rejoins under its ids, the "

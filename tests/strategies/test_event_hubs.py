@@ -11,11 +11,50 @@ from rebalancing.strategies.event_hubs import (
     CYCLE_JITTER,
     LOAD_BALANCING_INTERVAL,
     PARTITION_OWNERSHIP_EXPIRATION_INTERVAL,
+    SDK_TIMERS,
     Session,
 )
 from tests.groups import membership_changes
 
 LONGEST_CYCLE = LOAD_BALANCING_INTERVAL * (1 + CYCLE_JITTER)
+
+
+def test_the_timers_default_to_the_python_sdks_and_the_other_sdks_are_presets() -> None:
+    assert (LOAD_BALANCING_INTERVAL, PARTITION_OWNERSHIP_EXPIRATION_INTERVAL) == (30.0, 180.0)
+    presets = {
+        name: (timers.load_balancing_interval, timers.partition_ownership_expiration_interval)
+        for name, timers in SDK_TIMERS.items()
+    }
+    assert presets == {
+        "python": (30.0, 180.0),
+        "dotnet": (30.0, 120.0),
+        "java": (30.0, 120.0),
+        "javascript": (10.0, 60.0),
+    }
+    session = Session()
+    assert (session.interval, session.expiration, session.sdk) == (30.0, 180.0, "python")
+    javascript = Session("greedy", sdk="javascript")
+    assert (javascript.interval, javascript.expiration) == (10.0, 60.0)
+    # the Python SDK's expiry follows an interval given (six of them); the others' stay put
+    assert Session(load_balancing_interval=20.0).expiration == 120.0
+    assert Session(load_balancing_interval=20.0, sdk="dotnet").expiration == 120.0
+    assert Session(load_balancing_interval=5.0, sdk="dotnet").expiration == 120.0
+    with pytest.raises(ValueError, match="unknown sdk 'go'"):
+        Session(sdk="go")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("sdk", ["python", "javascript"])
+def test_a_crash_waits_for_the_sdks_own_expiry(sdk: str) -> None:
+    timers = SDK_TIMERS[sdk]
+    longest = timers.load_balancing_interval * (1 + CYCLE_JITTER)
+    session = Session("greedy", seed=5, departures="crash", sdk=sdk)  # type: ignore[arg-type]
+    session.rebalance(range(4), ["p1", "p2"])
+    run = session.rebalance(range(4), ["p1"])
+    # the crashed processor's two partitions expire `expiry` after its last cycle, at most a
+    # cycle before the crash, and wait for p1's next cycle after that
+    expiry = timers.partition_ownership_expiration_interval
+    assert run.seconds_to_balance is not None
+    assert expiry - longest <= run.seconds_to_balance <= expiry + longest
 
 
 def test_balanced_a_lone_new_processor_takes_32_cycles_for_32_partitions() -> None:
@@ -24,7 +63,8 @@ def test_balanced_a_lone_new_processor_takes_32_cycles_for_32_partitions() -> No
     assert run.owners == {"p1": list(range(32))}
     assert (run.claims, run.steals, run.rounds) == (32, 0, 32)
     assert run.seconds_to_balance is not None
-    # the first cycle runs at the start: 31 waits of 10 to 12 s until the last claim
+    # the first cycle runs at the start: 31 waits of one interval plus up to 20% (30 to 36 s
+    # with the Python SDK's 30 s) until the last claim
     assert 31 * LOAD_BALANCING_INTERVAL <= run.seconds_to_balance <= 31 * LONGEST_CYCLE
     # partition k waits k cycles: 0 + 1 + ... + 31 of them, unowned
     assert run.queue_seconds_unowned is not None
@@ -92,8 +132,8 @@ def test_a_crashed_processor_s_partitions_wait_for_their_ownership_to_expire() -
     assert run.owners == {"p1": [0, 1, 2, 3]}
     assert run.releases == 0
     assert run.queue_seconds_unowned is not None
-    # expired 60 s after the crashed processor's last cycle (at most one cycle before the
-    # crash), then claimed at p1's next cycle
+    # expired 180 s (the Python SDK's default) after the crashed processor's last cycle (at
+    # most one cycle before the crash), then claimed at p1's next cycle
     expiring = PARTITION_OWNERSHIP_EXPIRATION_INTERVAL - LONGEST_CYCLE
     assert 2 * expiring <= run.queue_seconds_unowned
     assert run.queue_seconds_unowned <= 2 * (
@@ -167,6 +207,6 @@ def test_both_run_on_azure_event_hubs_only() -> None:
 
 def test_settings_that_would_expire_a_live_processor_are_refused() -> None:
     with pytest.raises(ValueError, match="partition_ownership_expiration_interval"):
-        Session(partition_ownership_expiration_interval=11.0)
+        Session(partition_ownership_expiration_interval=36.0)
     with pytest.raises(ValueError, match="strategy 'eager'"):
         Session("eager")  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from rebalancing.contract import AssignFunction, ProtocolRun, sorted_distinct_ids
 from rebalancing.protocols.kafka_timers import ClassicTimers, ConsumerTimers
-from rebalancing.protocols.ownership_ledger import OwnershipLedger
+from rebalancing.protocols.ownership_ledger import QUIET, OwnershipLedger
 
 Departures = Literal["graceful", "crash"]
 """How the members that `rebalance` finds gone went: a graceful close (the member tells the
@@ -216,34 +216,23 @@ class KafkaGroupSession(ABC, Generic[Timers]):
         heartbeats: int | None,
     ) -> ProtocolRun:
         """The run of the rebalance the ledger recorded, integrated up to `end`."""
-        totals = self._ledger.finish(end)
-        return ProtocolRun(
-            owners=self._owners(),
+        return self._ledger.finish(end).run(
+            self._owners(),
             releases=releases,
             steps=steps,
             rounds=rounds,
             converged=converged,
-            queues_paused=totals.queues_paused,
-            seconds_to_balance=totals.seconds_to_balance,
-            queue_seconds_unowned=totals.queue_seconds_unowned,
-            queue_seconds_doubly_owned=totals.queue_seconds_doubly_owned,
-            queue_seconds_paused=totals.queue_seconds_paused,
             heartbeats=heartbeats,
         )
 
     def _quiet_run(self) -> ProtocolRun:
         """The run of a rebalance with nothing to do: the group as it was, costing nothing."""
-        return ProtocolRun(
-            owners=self._owners(),
+        return QUIET.run(
+            self._owners(),
             releases=0,
             steps=0,
             rounds=0,
             converged=True,
-            queues_paused=0,
-            seconds_to_balance=0.0,
-            queue_seconds_unowned=0.0,
-            queue_seconds_doubly_owned=0.0,
-            queue_seconds_paused=0.0,
             heartbeats=0 if self.counts_heartbeats else None,
         )
 

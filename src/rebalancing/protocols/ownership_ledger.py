@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rebalancing.contract import ProtocolRun
+
 _STOP, _START = 0, 1
 
 
@@ -33,6 +35,35 @@ class LedgerTotals:
     queue_seconds_paused: float
     queues_paused: int
     most_consumers: int
+
+    def run(
+        self,
+        owners: dict[Any, list[Any]],
+        *,
+        releases: int,
+        steps: int,
+        rounds: int,
+        converged: bool,
+        heartbeats: int | None = None,
+    ) -> ProtocolRun:
+        """The ProtocolRun of a rebalance that ended with `owners` and these counts."""
+        return ProtocolRun(
+            owners=owners,
+            releases=releases,
+            steps=steps,
+            rounds=rounds,
+            converged=converged,
+            queues_paused=self.queues_paused,
+            seconds_to_balance=self.seconds_to_balance,
+            queue_seconds_unowned=self.queue_seconds_unowned,
+            queue_seconds_doubly_owned=self.queue_seconds_doubly_owned,
+            queue_seconds_paused=self.queue_seconds_paused,
+            heartbeats=heartbeats,
+        )
+
+
+QUIET = LedgerTotals(0.0, 0.0, 0.0, 0.0, 0, 0)
+"""The totals of a rebalance with nothing to do: `QUIET.run(owners, ...)` costs nothing."""
 
 
 class OwnershipLedger:

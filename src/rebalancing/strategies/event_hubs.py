@@ -27,18 +27,33 @@ stabilized distribution is achieved") and Greedy. Every processor, every load-ba
   receivers opened with an owner level make the service close the older one sooner, which is
   not modelled, so the doubly-owned time is the most the protocol allows).
 
-Cycles: every `load_balancing_interval` (10 s) plus a jitter of up to 20% of it (the SDK draws
+Cycles: every `load_balancing_interval` plus a jitter of up to 20% of it (the Python SDK draws
 `interval * random() * 0.2` per cycle), the first at the processor's start. A processor that
 stops cleanly releases its records (owner ""), claimable by the next cycle of any other; one
-that crashes leaves them to expire 60 s (the Python default, 6 cycles) after its last cycle:
-`departures` says which the session assumes for every departure ("graceful", the default:
-rolling restarts and scale-ins stop cleanly; "crash"). A crashed processor that comes back under
+that crashes leaves them to expire `partition_ownership_expiration_interval` after its last
+cycle: `departures` says which the session assumes for every departure ("graceful", the
+default: rolling restarts and scale-ins stop cleanly; "crash").
+
+The two intervals are the Python SDK's by default, 30 s and 180 s (six intervals):
+azure-eventhub 5.15.1 from PyPI, `EventHubConsumerClient.__init__` and
+`EventProcessor.__init__` (also so in azure-sdk-for-python at commit
+0794b0621b5edc4776349ef869a68f242558b621; the docstring of its `from_connection_string` still
+says 10 s and 60 s, the values of older releases). The other SDKs' are named presets
+(`SDK_TIMERS`, the `sdk` argument): .NET 30 s and 120 s (Azure.Messaging.EventHubs,
+`EventProcessorOptions`, azure-sdk-for-net at commit 0f8b83d6bf129c0dfa765f5d49d4156959c57932),
+Java 30 s and 120 s (`EventProcessorClientBuilder.DEFAULT_LOAD_BALANCING_UPDATE_INTERVAL` and
+`DEFAULT_OWNERSHIP_EXPIRATION_INTERVAL`, azure-sdk-for-java at commit
+02e5720c718b920e85fb0bfbeca6b6576474be59), JavaScript 10 s and 60 s (`EventHubConsumerClient`'s
+`loadBalancingOptions`, azure-sdk-for-js at commit dc03b06bfe479526b3c207ea94eaa39fa452a0d7).
+A preset changes the intervals only: the balancing rule and the jitter stay the Python SDK's.
+Which strategy an SDK runs when not told differs too: greedy in Python, .NET and Java, balanced
+in JavaScript (the files above). A crashed processor that comes back under
 its owner id before its records expired writes them again in its first cycle (the balancer
 starts from the owner's own active records) and keeps them. Simplified: a renewal never conflicts
 with a claim at the same instant (the claim wins); a tie for the most loaded owner is drawn from
 the seed (the SDK takes the first in the listing); reads and writes take no time.
 
-- `Session(strategy=..., seed=...)`: the registry's protocol hook; `rebalance(queues,
+- `Session(strategy=..., seed=..., sdk=...)`: the registry's protocol hook; `rebalance(queues,
   consumers)` returns the plan after the group is quiet, with claims, steals, cycles and the
   time scores (ProtocolRun).
 - `assign_balanced`, `assign_greedy`: the stateless reconstruction: the owners of `previous`
@@ -51,6 +66,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Literal
 
 from rebalancing.contract import ConsumerT, ProtocolRun, QueueT
@@ -63,13 +80,45 @@ from rebalancing.strategies.ownership_cycles import (
 
 LoadBalancingStrategy = Literal["balanced", "greedy"]
 Departures = Literal["graceful", "crash"]
+Sdk = Literal["python", "dotnet", "java", "javascript"]
 
-LOAD_BALANCING_INTERVAL = 10.0
-"""Seconds between a processor's load-balancing cycles (`load_balancing_interval`'s default)."""
 
-PARTITION_OWNERSHIP_EXPIRATION_INTERVAL = 60.0
-"""Seconds after its last write that a record expires (the Python SDK's default: six
-intervals; .NET and Java use other values)."""
+@dataclass(frozen=True)
+class SdkTimers:
+    """One SDK's default load-balancing interval and ownership expiry, in seconds; `expiry_per_
+    interval`, when set, makes the expiry follow an interval given (the Python SDK's six)."""
+
+    load_balancing_interval: float
+    partition_ownership_expiration_interval: float
+    expiry_per_interval: float | None = None
+
+    def expiry_for(self, interval: float) -> float:
+        """The expiry this SDK uses when only the interval is given."""
+        if self.expiry_per_interval is None:
+            return self.partition_ownership_expiration_interval
+        return self.expiry_per_interval * interval
+
+
+SDK_TIMERS: Mapping[str, SdkTimers] = MappingProxyType(
+    {
+        "python": SdkTimers(30.0, 180.0, expiry_per_interval=6.0),
+        "dotnet": SdkTimers(30.0, 120.0),
+        "java": SdkTimers(30.0, 120.0),
+        "javascript": SdkTimers(10.0, 60.0),
+    }
+)
+"""Each SDK's defaults (the module docstring cites where each was read)."""
+
+DEFAULT_SDK: Sdk = "python"
+
+LOAD_BALANCING_INTERVAL = SDK_TIMERS[DEFAULT_SDK].load_balancing_interval
+"""Seconds between a processor's load-balancing cycles: the Python SDK's default, 30 s."""
+
+PARTITION_OWNERSHIP_EXPIRATION_INTERVAL = SDK_TIMERS[
+    DEFAULT_SDK
+].partition_ownership_expiration_interval
+"""Seconds after its last write that a record expires: the Python SDK's default, 180 s (six
+intervals)."""
 
 CYCLE_JITTER = 0.2
 """Each cycle waits the interval plus up to this fraction of it, drawn per cycle."""
@@ -83,10 +132,19 @@ class EventHubsGroup(CycleGroup):
         strategy: LoadBalancingStrategy = "balanced",
         seed: int = 0,
         departures: Departures = "graceful",
-        load_balancing_interval: float = LOAD_BALANCING_INTERVAL,
-        partition_ownership_expiration_interval: float = PARTITION_OWNERSHIP_EXPIRATION_INTERVAL,
+        load_balancing_interval: float | None = None,
+        partition_ownership_expiration_interval: float | None = None,
         max_member_cycles: int | None = None,
+        *,
+        sdk: Sdk = DEFAULT_SDK,
     ) -> None:
+        if sdk not in SDK_TIMERS:
+            raise ValueError(f"unknown sdk {sdk!r}; known: {', '.join(SDK_TIMERS)}")
+        preset = SDK_TIMERS[sdk]
+        if load_balancing_interval is None:
+            load_balancing_interval = preset.load_balancing_interval
+        if partition_ownership_expiration_interval is None:
+            partition_ownership_expiration_interval = preset.expiry_for(load_balancing_interval)
         if strategy not in ("balanced", "greedy"):
             raise ValueError(
                 f"unknown load-balancing strategy {strategy!r}; known: balanced, greedy"
@@ -105,6 +163,7 @@ class EventHubsGroup(CycleGroup):
                 f"{partition_ownership_expiration_interval!r}"
             )
         super().__init__(seed, max_member_cycles)
+        self.sdk = sdk
         self.strategy = strategy
         self.interval = load_balancing_interval
         self.cycle_seconds = load_balancing_interval

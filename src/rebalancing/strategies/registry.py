@@ -371,7 +371,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
     Strategy(
         "event_hubs_balanced",
         event_hubs.assign_balanced,
-        "Azure Event Hubs event processor, balanced load balancing (one claim per 10 s cycle)",
+        "Azure Event Hubs event processor, balanced load balancing (one claim per 30 s cycle)",
         open_session=partial(event_hubs.Session, "balanced"),
         systems=frozenset({"azure-event-hubs"}),
         native={"event-hubs": "BALANCED"},

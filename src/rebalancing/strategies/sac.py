@@ -24,8 +24,16 @@ Time (ProtocolRun's time scores): a release hands its queue over in HANDOVER_SEC
 the 1.3-2.8 ms measured on RabbitMQ), during which no app reads it; the apps release at once
 within a round, so the group is balanced after `rounds` hand-overs, and the queue-seconds
 unowned are `releases` hand-overs. The broker makes one consumer active at a time, so no queue
-is ever doubly owned. A departed app's queues go to their FIFO's head at once (a crash's
-heartbeat timeout is outside a rebalance, as `Session` says).
+is ever doubly owned. A departed app's queues go to their FIFO's head at once when it cancels
+or closes its connection; a crash (`Session.apply_change` with kind "crash") is noticed only
+when the broker declares the connection dead, by the AMQP heartbeat: RabbitMQ's default
+negotiated heartbeat is 60 s (`heartbeat` in deps/rabbit/Makefile's application environment),
+and the broker checks the socket's received bytes once per heartbeat interval and closes the
+connection after two checks in a row saw nothing new, so 2 to 3 intervals (120 to 180 s) after
+the last data received (rabbit_common's rabbit_heartbeat.erl, `start_heartbeat_receiver`;
+rabbit_reader.erl starts it with the negotiated value; rabbitmq/rabbitmq-server at commit
+5b09e556da53b8473f26843a2493d8460ced8c8e). The crashed app's active queues are unread until
+then, and the release rounds follow the last such detection.
 Runtime complexity: O(|Q| x |A|) for the subscriptions, then per release O(|A|) (reference) or
 O(log |Q| + log |A|) (kernel); a cold start costs about |Q| x |A| / 2 releases.
 """
@@ -35,6 +43,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.util
+import math
+import random
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Protocol
 
@@ -50,8 +60,10 @@ from rebalancing.sac.model import POSITION_VARIANTS, PositionVariant, SacState
 from rebalancing.sac.schedulers import RELEASE_POLICIES, ReleasePolicy, default_step_bound
 
 __all__ = [
+    "CHECKS_BEFORE_DEAD",
     "ENGINES",
     "HANDOVER_SECONDS",
+    "HEARTBEAT_SECONDS",
     "RELEASE_POLICIES",
     "Engine",
     "Session",
@@ -70,6 +82,15 @@ HANDOVER_SECONDS = 0.002
 """Seconds a released queue has no active consumer: RabbitMQ's hand-over, measured at 1.3-2.8
 ms on a RabbitMQ broker (the figure issue 34 quotes)."""
 
+HEARTBEAT_SECONDS = 60.0
+"""RabbitMQ's default heartbeat timeout, the value a client that asks for none negotiates."""
+
+CHECKS_BEFORE_DEAD = 2
+"""Checks of the received bytes in a row, one per heartbeat interval, that must see nothing
+new before the broker closes the connection (rabbit_heartbeat's receiver): the first check
+that can count comes up to one interval after the last data, so a crash is noticed 2 to 3
+intervals after it."""
+
 
 def with_time(run: ProtocolRun) -> ProtocolRun:
     """`run` with its time scores (see the module docstring)."""
@@ -79,6 +100,15 @@ def with_time(run: ProtocolRun) -> ProtocolRun:
         queue_seconds_unowned=run.releases * HANDOVER_SECONDS,
         queue_seconds_doubly_owned=0.0,
     )
+
+
+def _positive_seconds(value: float, name: str) -> float:
+    """`value` checked as a finite, positive number of seconds (errors name it)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be seconds, not {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be finite and positive, not {value!r}")
+    return float(value)
 
 
 Engine = Literal["kernel", "reference"]
@@ -165,9 +195,9 @@ class Session:
     start-id order; removed queues vanish with their FIFO; then the round schedule runs to
     quiescence. A graceful leave and a crash are the same change here: RabbitMQ removes a
     consumer that cancels, closes its channel or loses its connection from every queue the same
-    way; they differ only in when (a crash waits for the heartbeat timeout), which a rebalance
-    does not model. An app that leaves and comes back is a new app: it gets a new start id and
-    waits at the back of every FIFO.
+    way; they differ only in when, which `apply_change` adds for a crash (the heartbeat
+    timeout: the module docstring says how long). An app that leaves and comes back is a new
+    app: it gets a new start id and waits at the back of every FIFO.
 
     The release policy defaults to "highest", the reading the spec's explorer and the earlier
     figures use; measured on three typical groups (docs/choosing-a-strategy.md, made by
@@ -184,21 +214,81 @@ class Session:
         engine: Engine | None = None,
         seed: int = 0,
         max_steps: int | None = None,
+        heartbeat_seconds: float = HEARTBEAT_SECONDS,
+        crash_detection_seconds: float | None = None,
     ) -> None:
         self.variant, self._engine = _open_engine(variant, release, engine, seed)
         self.max_steps = max_steps
+        self.heartbeat_seconds = _positive_seconds(heartbeat_seconds, "heartbeat_seconds")
+        self.crash_detection_seconds = (
+            None
+            if crash_detection_seconds is None
+            else _positive_seconds(crash_detection_seconds, "crash_detection_seconds")
+        )
+        self._detections = random.Random(
+            seed
+        )  # apart from the engine's: releases stay as they were
         self._queues = _CheckedIds("queue")
         self._consumers = _CheckedIds("consumer")
+        self._owners: dict[Any, list[Any]] = {}  # the active owners after the last rebalance
 
     def rebalance(self, queues: Iterable[Any], consumers: Iterable[Any]) -> ProtocolRun:
-        """The group is now `queues` x `consumers`: apply the change and settle."""
+        """The group is now `queues` x `consumers`: apply the change and settle (the apps gone
+        cancelled or closed their connections: the broker knew at once)."""
         sorted_queues = self._queues(queues)
         sorted_consumers = self._consumers(consumers)
         self._engine.change(sorted_queues, sorted_consumers)
         bound = self.max_steps
         if bound is None:
             bound = default_step_bound(len(sorted_queues), len(sorted_consumers))
-        return with_time(self._engine.settle(self.variant, bound))
+        run = with_time(self._engine.settle(self.variant, bound))
+        self._owners = run.owners
+        return run
+
+    def apply_change(
+        self, queues: Iterable[Any], consumers: Iterable[Any], kind: str
+    ) -> ProtocolRun:
+        """The ChangeAwareSession hook: `rebalance`, and for a "crash" the time the broker
+        takes to declare each crashed app's connection dead (`crash_detection`), during
+        which that app's active queues are read by nobody; the release rounds start after
+        the last detection. Any other kind (a rolling restart's too) is a cancel or a close,
+        which the broker acts on at once."""
+        if not isinstance(kind, str):
+            raise TypeError(f"kind must be a change kind's name, not {kind!r}")
+        before = self._owners
+        run = self.rebalance(queues, consumers)
+        if kind != "crash":
+            return run
+        present = set(self._consumers.checked)
+        queue_set = set(self._queues.checked)
+        held_by_crashed = {
+            app: sum(1 for queue in owned if queue in queue_set)
+            for app, owned in sorted(before.items())
+            if app not in present
+        }
+        if not held_by_crashed:
+            return run
+        noticed = {app: self.crash_detection() for app in held_by_crashed}
+        last_detection = max(noticed.values())
+        unread = sum(held_by_crashed[app] * seconds for app, seconds in noticed.items())
+        last_hand_over = max(
+            (seconds for app, seconds in noticed.items() if held_by_crashed[app]), default=0.0
+        )
+        releases_after = run.seconds_to_balance or 0.0
+        return dataclasses.replace(
+            run,
+            seconds_to_balance=last_detection + releases_after if run.rounds else last_hand_over,
+            queue_seconds_unowned=(run.queue_seconds_unowned or 0.0) + unread,
+        )
+
+    def crash_detection(self) -> float:
+        """Seconds from an app's crash until the broker declares its connection dead:
+        `crash_detection_seconds` when given, else drawn from the seed between 2 and 3
+        heartbeat intervals (the app's last data at the crash, the broker's check anywhere in
+        its interval after it)."""
+        if self.crash_detection_seconds is not None:
+            return self.crash_detection_seconds
+        return self.heartbeat_seconds * (CHECKS_BEFORE_DEAD + self._detections.random())
 
     def snapshot(self) -> tuple[Any, ...]:
         """(queues, apps, each queue's FIFO, its active app or None, start ids, next id): the

@@ -269,7 +269,7 @@ SCORES: dict[str, Score] = {
             "seconds_to_balance",
             "seconds to balance",
             "seconds from the change until the last change of who processes what, with the "
-            "system's default intervals (Event Hubs: 10 s cycles; KCL: 20 s taker runs; SAC: "
+            "system's default intervals (Event Hubs: 30 s cycles; KCL: 20 s taker runs; SAC: "
             "a 2 ms hand-over per round of releases); protocols with a time model only",
             "s",
             "lower",
