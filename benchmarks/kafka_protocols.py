@@ -1,6 +1,7 @@
-"""Kafka's group protocols in seconds: a join, a crash, a rolling restart (dynamic and static
-members) and partitions added on settled groups, eager range against cooperative sticky against
-the consumer protocol (KIP-848) with its server-side assignors, with Kafka 4.x's default timers.
+"""Kafka's group protocols in seconds: a join (and one with a member that polls late), a crash,
+a rolling restart (dynamic and static members) and partitions added on settled groups, eager
+range against cooperative sticky against the consumer protocol (KIP-848) with its server-side
+assignors, with Kafka 4.x's default timers.
 
     python benchmarks/kafka_protocols.py [--full] [--seeds N] [--sizes 2x10,10x100,...]
                                          [--setups eager_range,...] [--out benchmarks/results]
@@ -67,7 +68,9 @@ def main() -> int:
         "3 s, session timeout 45 s, metadata refreshed every 300 s; consumer protocol: "
         "heartbeats every 5 s, session timeout 45 s), heartbeat phases drawn from the seed, so "
         "it depends on the seeds, not on the machine. Each event happens to a settled group of "
-        "members x partitions; a rolling restart takes a quarter of the group down at a time "
+        "members x partitions; a slow join has one member's poll loop busy for "
+        f"{kafka_time.SLOW_SECONDS:g} s from the join on; a rolling restart takes a quarter of "
+        "the group down at a time "
         f"for {kafka_time.RESTART_DOWN_SECONDS:g} s, the next quarter once the group is quiet; "
         "partitions added: a quarter more. Figures: `kafka_protocols_seconds.png`, "
         "`kafka_protocols_unowned.png`, `kafka_protocols_paused.png` beside this file.",

@@ -42,6 +42,16 @@ def test_a_cooperative_join_pauses_only_the_partition_that_moves_for_one_heartbe
     assert (cost.rounds, cost.releases, cost.queues_paused) == (2, 1, 1)
 
 
+def test_an_eager_join_waits_for_the_slow_member_with_the_others_paused() -> None:
+    # the newcomer joins at 6; the punctual member hears at 9 and revokes its 2 partitions;
+    # the slow one polls at 36 (30 s late), rejoins revoking its 2, and the sync at 36 hands
+    # all 4 out: balanced 30 s after the join, the punctual member's 2 paused 27 s each
+    cost = synced("eager_range", "slow_join")
+    assert cost.seconds_to_balance == 30.0
+    assert (cost.queue_seconds_unowned, cost.queue_seconds_paused) == (54.0, 54.0)
+    assert (cost.rounds, cost.releases) == (1, 4)
+
+
 def test_partitions_added_wait_for_the_leaders_metadata_refresh() -> None:
     # 1 partition added at 6 (a quarter of 4); the leader sees it at its refresh, 300 s later,
     # and rejoins at 306 revoking its 2; the other hears at 309 and revokes its 2; the sync at
@@ -88,6 +98,10 @@ def test_the_plan_draws_names_crashes_and_batches_from_the_seed() -> None:
     joined = kafka_time.event_plan("join", 4, 10, seed=5)
     assert joined.newcomer is not None
     assert joined.newcomer not in joined.members
+    assert joined.slow is None
+    slow = kafka_time.event_plan("slow_join", 4, 10, seed=5)
+    assert slow.newcomer == joined.newcomer
+    assert slow.slow in slow.members
 
 
 def test_runs_are_deterministic_from_the_seed() -> None:

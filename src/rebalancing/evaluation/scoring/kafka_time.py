@@ -11,7 +11,9 @@ the time scores are the session's own (ProtocolRun.seconds_to_balance, queue_sec
 queue_seconds_paused, heartbeats); nothing is simulated here.
 
 - A join: a member whose name sorts at a place drawn from the seed (the names matter to range)
-  joins a group of n.
+  joins a group of n. A slow join: the same, while a member drawn from the seed has its poll
+  loop busy for SLOW_SECONDS from the join on (the classic barrier waits for it; the consumer
+  protocol waits for it only for what it must give up).
 - A crash: a member drawn from the seed dies without a word; the coordinator learns it when its
   session times out.
 - A rolling restart: every member stops and starts again `down_seconds` later under its id, a
@@ -77,6 +79,7 @@ eager group revokes everything whatever the plan, so its times are eager range's
 
 EVENTS: tuple[str, ...] = (
     "join",
+    "slow_join",
     "crash",
     "rolling_restart",
     "static_rolling_restart",
@@ -98,6 +101,9 @@ FULL_GROUP_SIZES: tuple[tuple[int, int], ...] = (
 )
 """(members, partitions) of the full run: 2 to 200 members, partitions growing as about
 members^1.5 (5 a member at 2, 50 at 200), as larger groups read larger topics."""
+
+SLOW_SECONDS = 30.0
+"""How late the slow member of a slow join polls (seconds from the join on)."""
 
 RESTART_DOWN_SECONDS = 10.0
 """How long a restarted member is away (its process stops, starts and joins again)."""
@@ -144,8 +150,8 @@ def open_session(
 @dataclass(frozen=True)
 class EventPlan:
     """A group and what happens to it, drawn from a seed: the members (sorted), the partitions
-    before and after the event, the member that joins or crashes (None otherwise) and a rolling
-    restart's batches (empty otherwise)."""
+    before and after the event, the member that joins, crashes or polls late (None otherwise)
+    and a rolling restart's batches (empty otherwise)."""
 
     event: str
     members: tuple[str, ...]
@@ -153,6 +159,7 @@ class EventPlan:
     partitions_after: int
     newcomer: str | None
     crashed: str | None
+    slow: str | None
     batches: tuple[tuple[str, ...], ...]
 
 
@@ -173,8 +180,9 @@ def event_plan(event: str, members: int, partitions: int, seed: int) -> EventPla
     numbers = rng.sample(range(10 * (members + 1)), members + 1)
     names = [f"member-{number:04d}" for number in numbers]
     group = tuple(sorted(names[:members]))
-    newcomer = names[members] if event == "join" else None
+    newcomer = names[members] if event in ("join", "slow_join") else None
     crashed = rng.choice(group) if event == "crash" else None
+    slow = rng.choice(group) if event == "slow_join" else None
     batches: tuple[tuple[str, ...], ...] = ()
     if event in ("rolling_restart", "static_rolling_restart"):
         order = list(group)
@@ -184,7 +192,7 @@ def event_plan(event: str, members: int, partitions: int, seed: int) -> EventPla
     after = partitions
     if event == "partitions_added":
         after += math.ceil(ADDED_FRACTION * partitions)
-    return EventPlan(event, group, partitions, after, newcomer, crashed, batches)
+    return EventPlan(event, group, partitions, after, newcomer, crashed, slow, batches)
 
 
 @dataclass(frozen=True)
@@ -218,7 +226,9 @@ def apply_event(
     start = session.now
     members = list(plan.members)
     if plan.newcomer is not None:
-        return [(0.0, session.change(range(plan.partitions), [*members, plan.newcomer]))]
+        late = {plan.slow: SLOW_SECONDS} if plan.slow is not None else None
+        joined = [*members, plan.newcomer]
+        return [(0.0, session.change(range(plan.partitions), joined, slow=late))]
     if plan.crashed is not None:
         remaining = [member for member in members if member != plan.crashed]
         return [(0.0, session.change(range(plan.partitions), remaining, crashed=[plan.crashed]))]
@@ -387,6 +397,7 @@ LABELS: Mapping[str, str] = {
 
 EVENT_TITLES: Mapping[str, str] = {
     "join": "one member joins",
+    "slow_join": f"one joins, one polls {SLOW_SECONDS:g} s late",
     "crash": "one member crashes",
     "rolling_restart": "rolling restart, dynamic members",
     "static_rolling_restart": "rolling restart, static members",
