@@ -89,6 +89,10 @@ def test_comparison_notebook_ends_with_the_verdict_on_the_injected_profile(
     assert sum("image/png" in shown.get("data", {}) for shown in protocols.outputs) == 3, (
         "the leaderless protocols' seconds, queue-seconds and i mod n moves are drawn"
     )
+    kafka = next(cell for cell in code_cells(output) if "kafka_time" in cell.source)
+    assert sum("image/png" in shown.get("data", {}) for shown in kafka.outputs) == 3, (
+        "Kafka's protocols' seconds, partition-seconds unowned and paused are drawn"
+    )
 
 
 def test_comparison_notebook_runs_another_system_and_profile_from_the_command_line(
@@ -103,12 +107,14 @@ def test_comparison_notebook_runs_another_system_and_profile_from_the_command_li
         "QUEUES=8:32",
         "CONSUMERS=2:6",
         "MIX=rolling_restart=3,crash=1",
+        "ZONES=2",
+        "WEIGHTS=zipf",
     )
     assert completed.returncode == 0, completed.stderr
     last = output_text(code_cells(output)[-1])
     system = SYSTEM_VERDICTS["rabbitmq-sac"]
     assert system.title in last
-    assert "8-32 queues, 2-6 consumers" in last
+    assert "8-32 queues, 2-6 consumers, 2 zones, zipf weights" in last, "--zones, --weights"
     assert "rolling_restart 3, crash 1" in last
     for candidate in system.candidates():
         assert f"| {candidate} |" in last, candidate

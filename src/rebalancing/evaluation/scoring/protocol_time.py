@@ -351,16 +351,32 @@ def markdown_table(summaries: Sequence[CostSummary], event: str, score: str) -> 
     return "\n".join(lines)
 
 
-def markdown_tables(summaries: Sequence[CostSummary]) -> str:
-    """Every event's tables, one per score, each under a heading that says what it holds."""
+def markdown_tables(
+    summaries: Sequence[CostSummary],
+    *,
+    titles: Mapping[str, str] = EVENT_TITLES,
+    labels: Mapping[str, str] = LABELS,
+    columns: str = "consumers x queues",
+    counted_only: bool = False,
+) -> str:
+    """Every event's tables, one per score of `labels`, each under a heading that says what it
+    holds (the event's title of `titles`); `counted_only`: a table keeps only the rows whose
+    protocol counts the score (a score no protocol counts has no table)."""
     parts = []
     runs = max((summary.runs for summary in summaries), default=0)
     for event in dict.fromkeys(summary.event for summary in summaries):
-        for score in SCORES:
+        for score, label in labels.items():
+            rows = [
+                summary
+                for summary in summaries
+                if not counted_only or summary.median.get(score) is not None
+            ]
+            if not any(summary.event == event for summary in rows):
+                continue
             parts.append(
-                f"### {EVENT_TITLES[event].capitalize()}: {LABELS[score]}\n\n"
-                f"Median (95th percentile) of {runs} seeded runs; columns: consumers x "
-                f"queues.\n\n{markdown_table(summaries, event, score)}\n"
+                f"### {titles[event].capitalize()}: {label}\n\n"
+                f"Median (95th percentile) of {runs} seeded runs; columns: {columns}.\n\n"
+                f"{markdown_table(rows, event, score)}\n"
             )
     return "\n".join(parts)
 
