@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from rebalancing.evaluation.decision.differences import Difference
 from rebalancing.evaluation.scoring.aggregates import Aggregate, Overall
 from rebalancing.evaluation.scoring.definitions import Score, format_value
-from rebalancing.strategies import STRATEGIES
 
 SPEED_RATIO = 2.0
 """A tie on every criterion is broken by time only when one is this many times faster (p99)."""
@@ -131,11 +130,9 @@ def tie(
         if first != second
         for difference in differences[(first, second)]
     )
+    # every time is the strategy's own function's (a compiled twin's never is: replay.TIMED_EVERY)
     times = {name: overall[name]["assign_micros"].p99 for name in left}
-    # a compiled twin's time against a Python function's says nothing about either's speed
-    twinned = {name for name in left if name in STRATEGIES and STRATEGIES[name].compiled_twin}
-    timed_alike = not twinned or twinned == set(left)
-    if timed_alike and all(value is not None for value in times.values()):
+    if all(value is not None for value in times.values()):
         fastest = min(left, key=lambda name: times[name] or 0.0)
         others = [name for name in left if name != fastest]
         slowest_ratio = min(
