@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from enum import IntEnum
+from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
@@ -198,6 +199,43 @@ def test_the_consistent_hashing_twins_give_the_strategys_plans_on_hundreds_of_se
             bounds, sorted_queues = starts.tolist(), sorted(queues)
             for consumer, start, end in zip(plan, bounds, bounds[1:], strict=False):
                 assert [sorted_queues[at] for at in grouped[start:end]] == plan[consumer]
+
+
+def _coarse_hash(key: str) -> int:
+    """MD5Hash folded onto 64 positions: virtual nodes and queues share positions often."""
+    return consistent_hash.md5_hash(key) % 64
+
+
+@pytest.mark.parametrize(
+    ("twin", "strategy"),
+    [
+        (consistent_hash_twin, consistent_hash.ConsistentHash(hash_function=_coarse_hash)),
+        (
+            bounded_consistent_hash_twin,
+            bounded_consistent_hash.BoundedConsistentHash(hash_function=_coarse_hash),
+        ),
+    ],
+    ids=["consistent_hash", "bounded_consistent_hash"],
+)
+def test_the_consistent_hashing_twins_keep_the_tie_rules_where_positions_collide(
+    twin: Any, strategy: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The twins on a hash with many equal positions (the greatest consumer keeps a point
+    several hash to; queues at one position placed by id), against the strategy on that hash."""
+    monkeypatch.setattr(compiled_strategies, "md5_hash", _coarse_hash)
+    for cached in (compiled_strategies._points_of, compiled_strategies._default_ring):
+        monkeypatch.setattr(compiled_strategies, cached.__name__, lru_cache()(cached.__wrapped__))
+    monkeypatch.setattr(
+        compiled_strategies,
+        "_queue_positions",
+        lru_cache()(compiled_strategies._queue_positions.__wrapped__),
+    )
+    for seed in range(150):
+        queues, consumers, _ = _random_group(random.Random(seed))
+        numbers = ConsumerNumbers()
+        group = _integer_group(queues, consumers, numbers)
+        plan, _ = twin(group, NO_PLAN, len(numbers.number_of))
+        assert plan == strategy.assign(queues, consumers), seed
 
 
 def test_only_the_registrys_own_function_has_a_twin() -> None:

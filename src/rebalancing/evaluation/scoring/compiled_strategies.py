@@ -41,7 +41,7 @@ from numba import njit
 
 from rebalancing.evaluation.scoring.compiled_scores import NO_OWNER, IntegerGroup, Owners
 from rebalancing.strategies import STRATEGIES
-from rebalancing.strategies.consistent_hash import DEFAULT_VIRTUAL_NODES, build_ring, md5_hash
+from rebalancing.strategies.consistent_hash import DEFAULT_VIRTUAL_NODES, md5_hash
 
 Twin = Callable[[IntegerGroup, Owners, int], tuple[dict[Any, list[Any]], tuple[Any, Any]]]
 """(the group, its previous plan's owners, how many consumer numbers the scenario has given)
@@ -165,17 +165,32 @@ def averagely_twin(
 RINGS_CACHED = 4096
 """Rings (one per set of consumers) the consistent-hashing twins keep, least recently used out."""
 
-QUEUE_HASHES_CACHED = 1 << 16
-"""Queue ids whose ring position the consistent-hashing twins keep, least recently used out."""
+MEMBERS_CACHED = 1 << 16
+"""Consumers whose virtual nodes' ring positions the consistent-hashing twins keep."""
+
+QUEUE_HASHES_CACHED = 4096
+"""Queue sets whose ring positions the consistent-hashing twins keep."""
+
+
+@lru_cache(maxsize=MEMBERS_CACHED)
+def _points_of(name: str) -> tuple[int, ...]:
+    """The ring positions of a consumer's virtual nodes (keys f"{name}-{replica}", MD5Hash),
+    replicas ascending: a consumer stays in its scenario's group over most of its changes."""
+    return tuple(md5_hash(f"{name}-{replica}") for replica in range(DEFAULT_VIRTUAL_NODES))
 
 
 @lru_cache(maxsize=RINGS_CACHED)
-def _default_ring(consumers: tuple[Any, ...]) -> tuple[Any, Any]:
-    """consistent_hash's ring of these consumers (sorted) with its defaults (10 virtual nodes,
-    MD5Hash), as arrays (its points ascending, each one's consumer index): the scenarios of a
-    run come back to the same consumer sets again and again."""
-    ring = build_ring(list(consumers), DEFAULT_VIRTUAL_NODES, md5_hash)
-    return np.array(ring.points, dtype=np.int64), np.array(ring.owners, dtype=np.int64)
+def _default_ring(names: tuple[str, ...]) -> tuple[Any, Any]:
+    """consistent_hash's ring (build_ring with its defaults: 10 virtual nodes, MD5Hash) of the
+    sorted consumers whose str forms are `names` (the ring depends on nothing else), as arrays:
+    its points ascending and each one's consumer index; of equal points the greatest index
+    stays, as build_ring's tie rule says."""
+    positions = np.array([point for name in names for point in _points_of(name)], dtype=np.int64)
+    indices = np.repeat(np.arange(len(names), dtype=np.int64), DEFAULT_VIRTUAL_NODES)
+    order = np.lexsort((indices, positions))  # by position, then by consumer index
+    positions, indices = positions[order], indices[order]
+    last_of_equals = np.append(positions[1:] != positions[:-1], True)
+    return positions[last_of_equals], indices[last_of_equals]
 
 
 @lru_cache(maxsize=QUEUE_HASHES_CACHED)
@@ -309,7 +324,7 @@ def consistent_hash_twin(
     """consistent_hash.assign's plan for `group` (it ignores `previous`): its ring and routing,
     with each consumer set's ring and each queue set's hashes computed once a run rather than
     at every call (hashing was about 90% of the strategy's time on the tutorial's profile)."""
-    points, point_owners = _default_ring(tuple(group.consumers))
+    points, point_owners = _default_ring(tuple(map(str, group.consumers)))
     positions = _queue_positions(tuple(group.queues))
     owners = _ring_owners(points, point_owners, positions)
     return _plan_of_grouped(group, *_grouped_by_owner(owners, len(group.consumers)))
@@ -320,7 +335,7 @@ def bounded_consistent_hash_twin(
 ) -> tuple[dict[Any, list[Any]], tuple[Any, Any]]:
     """bounded_consistent_hash.assign's plan for `group` (it ignores `previous`): its placement
     compiled, on the cached ring and hashes of `consistent_hash_twin`."""
-    points, point_owners = _default_ring(tuple(group.consumers))
+    points, point_owners = _default_ring(tuple(map(str, group.consumers)))
     positions = _queue_positions(tuple(group.queues))
     owners = _bounded_owners(points, point_owners, positions, len(group.consumers))
     return _plan_of_grouped(group, *_grouped_by_owner(owners, len(group.consumers)))
