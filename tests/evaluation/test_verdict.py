@@ -579,3 +579,44 @@ def test_three_candidates_dominating_one_another_in_a_circle_still_get_a_pick_or
     assert set(verdict.dominated) == {"worse"}
     assert any("a, b, c dominate one another in a circle" in note for note in verdict.notes)
     assert "circle" in render_text(verdict, "a profile")
+
+
+def _placed(load_ratio: float, cross_zone: float, spread: float) -> dict[str, Aggregate]:
+    """A candidate's metrics with weights and zones: its load ratio 0.04 above the floor 2.53,
+    its cross-zone fraction above the floor 0.05, and this mean queue-count spread."""
+    return metrics(
+        load_ratio=spread_around(load_ratio, 0.2),
+        load_ratio_gap=spread_around(load_ratio - 2.53, 0.2),
+        cross_zone_fraction=spread_around(cross_zone, 0.05),
+        cross_zone_gap=spread_around(cross_zone - 0.05, 0.05),
+        spread=spread_around(spread, 0.5),
+        stickiness=spread_around(0.7, 0.1),
+        moves_when_unchanged=exactly(0),
+    )
+
+
+def test_the_load_ratio_and_the_cross_zone_fraction_are_printed_beside_their_floor() -> None:
+    summary = summary_of(weighted_sticky=_placed(2.57, 0.31, 1.0), sticky=_placed(3.02, 0.30, 1.0))
+    verdict = decide(summary, SYSTEM_VERDICTS["kafka-eager"], ["weighted_sticky", "sticky"])
+    assert verdict.floors["weighted_sticky"]["load_ratio"] == pytest.approx(2.53)
+    for text in (render_text(verdict, "a group"), render_markdown(verdict, "a group")):
+        assert "load ratio (floor)" in text
+        assert "cross-zone % (floor)" in text
+        assert "2.57 (2.53)" in text
+        assert "3.02 (2.53)" in text
+        assert "31.0 (5.0)" in text
+        assert "(floor): the mean, over the same rebalances, of the best any plan" in text
+
+
+def test_it_gives_up_names_a_count_imbalance_when_the_pick_has_one() -> None:
+    # with weights the load ratio supersedes balance: the pick may give one consumer many
+    # more queues than another, and the reason says so
+    uneven = summary_of(weighted=_placed(2.57, 0.31, 9.0), sticky=_placed(3.02, 0.31, 1.0))
+    verdict = decide(uneven, SYSTEM_VERDICTS["kafka-eager"], ["weighted", "sticky"])
+    assert verdict.recommended == ("weighted",)
+    assert "It gives up: even queue counts (spread 9 queues, most minus fewest" in verdict.reason
+    assert "against 1 for sticky" in verdict.reason
+    even = summary_of(weighted=_placed(2.57, 0.31, 1.0), sticky=_placed(3.02, 0.31, 1.0))
+    verdict = decide(even, SYSTEM_VERDICTS["kafka-eager"], ["weighted", "sticky"])
+    assert verdict.recommended == ("weighted",)
+    assert "even queue counts" not in verdict.reason

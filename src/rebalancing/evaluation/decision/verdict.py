@@ -43,7 +43,13 @@ from rebalancing.evaluation.decision.reasons import (
     tie,
 )
 from rebalancing.evaluation.decision.systems import System, baseline_note
-from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate, Summary
+from rebalancing.evaluation.scoring.aggregates import (
+    ALL_CHANGES,
+    FLOORS,
+    Aggregate,
+    Summary,
+    mean_floor,
+)
 from rebalancing.evaluation.scoring.definitions import SCORES, Score, format_value
 from rebalancing.strategies import STRATEGIES
 
@@ -52,7 +58,8 @@ from rebalancing.strategies import STRATEGIES
 class Verdict:
     """The answer for one system: the table rows (candidate -> shown statistic -> value), who is
     set aside and why, who is dominated and by whom, the recommendation (one name, or several
-    for a tie) and its reason in a sentence or two."""
+    for a tie) and its reason in a sentence or two; `floors`: each candidate's mean floor of the
+    scores printed beside one (aggregates.FLOORS), None where not measured."""
 
     system: System
     candidates: tuple[str, ...]
@@ -65,6 +72,7 @@ class Verdict:
     not_candidates: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+    floors: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     @property
     def is_tie(self) -> bool:
@@ -193,6 +201,10 @@ def decide(summary: Summary, system: System, candidates: Sequence[str] | None = 
         not_candidates=not_candidates,
         missing=missing,
         notes=notes,
+        floors={
+            name: {metric: mean_floor(overall[name], metric) for metric in FLOORS}
+            for name in chosen
+        },
     )
 
 
