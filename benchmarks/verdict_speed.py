@@ -19,19 +19,17 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import io
 import os
 import re
 import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-from shared import commit, description
+from shared import commit, description, source_at
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,18 +90,6 @@ def one_run(options: list[str], source: Path) -> tuple[float, float, float]:
     return whole, cpu, float(found.group(1))
 
 
-def baseline_source(revision: str, into: Path) -> Path:
-    """The package at `revision` extracted under `into`; returns its src folder."""
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", revision, "src/rebalancing"],
-        check=True,
-        capture_output=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into / "src"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--repeats", type=int, default=3)
@@ -120,7 +106,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         sources = {f"working tree ({commit()})": ROOT / "src"}
         if given.baseline:
-            sources[f"baseline ({given.baseline})"] = baseline_source(given.baseline, Path(scratch))
+            sources[f"baseline ({given.baseline})"] = source_at(given.baseline, Path(scratch))
         results: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         for name in names:
             options = [*PROFILES[name], "--scenarios", str(given.scenarios), "--seed", "1"]
