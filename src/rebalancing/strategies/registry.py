@@ -99,9 +99,8 @@ class Strategy:
     arguments that make this strategy of its module's session and of the adapter that runs it
     (SAC's release policy: GroupMember(release=...)). `by_default`: scored when the command
     lines are not told which strategies (DEFAULT_STRATEGIES). `compiled_twin`: the scoring
-    core's kernel engine runs a compiled copy of `assign` (the same plans;
-    rebalancing.evaluation.scoring.compiled_strategies) on most steps, and `assign` itself,
-    timed, on a seeded sample of them: its measured time is always `assign`'s.
+    core's kernel engine runs a compiled copy of `assign` (the same plans) on most steps, and
+    `assign` itself, timed, on a seeded sample: its measured time is always `assign`'s.
     `needs`: what running it needs beyond this library, in a phrase (a broker version, the
     adapter in each app); empty when nothing. `baseline_on`: the systems (keys of SYSTEMS) where
     its plan is what a group gets without this library, by the system's default; the verdict

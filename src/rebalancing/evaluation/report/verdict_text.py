@@ -184,9 +184,13 @@ def standing_lines(verdict: Verdict, width: int) -> list[str]:
     if verdict.missing:
         lines.append(_wrap(f"Not scored in this run: {', '.join(verdict.missing)}.", width))
     lines += [_wrap(note, width) for note in verdict.notes]
-    if any(_floored(verdict, shown) for shown in verdict.system.shown):
-        lines.append(_wrap(FLOOR_NOTE, width))
+    if any(_floored(verdict, shown) for shown in verdict.system.shown):  # short on a terminal
+        lines.append(_wrap(FLOOR_NOTE if not width else FLOOR_NOTE_SHORT, width))
     return lines
+
+
+FLOOR_NOTE_SHORT = "(floor): the best any plan of the same groups could do (summary.md says which)."
+"""The floors' note on a terminal, where the verdict keeps to about 30 lines."""
 
 
 FLOOR_NOTE = (
