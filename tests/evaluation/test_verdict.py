@@ -599,13 +599,15 @@ def test_the_load_ratio_and_the_cross_zone_fraction_are_printed_beside_their_flo
     summary = summary_of(weighted_sticky=_placed(2.57, 0.31, 1.0), sticky=_placed(3.02, 0.30, 1.0))
     verdict = decide(summary, SYSTEM_VERDICTS["kafka-eager"], ["weighted_sticky", "sticky"])
     assert verdict.floors["weighted_sticky"]["load_ratio"] == pytest.approx(2.53)
-    for text in (render_text(verdict, "a group"), render_markdown(verdict, "a group")):
+    terminal, markdown = render_text(verdict, "a group"), render_markdown(verdict, "a group")
+    for text in (terminal, markdown):
         assert "load ratio (floor)" in text
         assert "cross-zone % (floor)" in text
         assert "2.57 (2.53)" in text
         assert "3.02 (2.53)" in text
         assert "31.0 (5.0)" in text
-        assert "(floor): the mean, over the same rebalances, of the best any plan" in text
+    assert "(floor): the best any plan of the same groups could do" in terminal
+    assert "(floor): the mean, over the same rebalances, of the best any plan" in markdown
 
 
 def test_it_gives_up_names_a_count_imbalance_when_the_pick_has_one() -> None:
