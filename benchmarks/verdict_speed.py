@@ -102,9 +102,9 @@ def main() -> int:
     unknown = [name for name in names if name not in PROFILES]
     if unknown:
         parser.error(f"unknown profiles {unknown}; known: {', '.join(PROFILES)}")
-    load = os.getloadavg()[0]
+    load, measured = os.getloadavg()[0], commit()
     with tempfile.TemporaryDirectory() as scratch:
-        sources = {f"working tree ({commit()})": ROOT / "src"}
+        sources = {f"working tree ({measured})": ROOT / "src"}
         if given.baseline:
             sources[f"baseline ({given.baseline})"] = source_at(given.baseline, Path(scratch))
         results: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
@@ -120,7 +120,7 @@ def main() -> int:
         f"`python benchmarks/verdict_speed.py --repeats {given.repeats} --scenarios "
         f"{given.scenarios}"
         + (f" --baseline {given.baseline}`" if given.baseline else "`")
-        + f", commit {commit()}, {datetime.date.today().isoformat()}, {os.cpu_count()} cores, "
+        + f", commit {measured}, {datetime.date.today().isoformat()}, {os.cpu_count()} cores, "
         f"load average {load:.1f} at the start and LOAD_AT_END at the end (a loaded machine "
         "makes every column longer: the other work's processes take turns with this one). "
         f"{given.scenarios:,} scenarios, seed 1; medians of {given.repeats} runs; the sides "
