@@ -22,6 +22,7 @@ import datetime
 import os
 import re
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -117,9 +118,7 @@ def main() -> int:
     lines = [
         "# How long `rebalancing compare` takes to a verdict (issue 40's profiles)",
         "",
-        f"`python benchmarks/verdict_speed.py --repeats {given.repeats} --scenarios "
-        f"{given.scenarios}"
-        + (f" --baseline {given.baseline}`" if given.baseline else "`")
+        f"`python benchmarks/verdict_speed.py {shlex.join(sys.argv[1:])}`"
         + f", commit {measured}, {datetime.date.today().isoformat()}, {os.cpu_count()} cores, "
         f"load average {load:.1f} at the start and LOAD_AT_END at the end (a loaded machine "
         "makes every column longer: the other work's processes take turns with this one). "
