@@ -21,8 +21,7 @@ How it decides (the same for every system, only the criteria differ):
   pays for: paused queues, hand-overs, moves, stickiness): each keeps the candidates that are not
   worse than the best one left. One left is the recommendation; several left are a tie, unless
   one rebalances at least twice as fast at the 99th percentile (time is not part of dominance;
-  a time the kernel engine took on a compiled twin (Strategy.compiled_twin) is not set against
-  a Python function's).
+  every time is the strategy's own function's, never a compiled twin's: replay.TIMED_EVERY).
 
 Runtime complexity: O(candidates^2 x criteria).
 """
