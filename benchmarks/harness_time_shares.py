@@ -7,7 +7,8 @@ Runs what a Spark partition runs (rebalancing.harness.columns), in this one proc
 harness's scenarios 0..N-1 (seed 1, the harness's default sizes, `--mix` as the harness takes
 it), timing each part apart:
 - generation: the scenarios' steps generated alone;
-- each strategy: the sum of its rows' `assign_micros` (its own work, sessions included);
+- each strategy: the sum of its rows' `assign_micros` (its own work, sessions included; a
+  compiled twin's calls are not timed, replay.TIMED_EVERY, and count in the scoring);
 - scoring: the rest of the scoring core's time (the contract's checks, the scores, the rows);
 - Arrow: the rows as record batches (`rows_to_batch`, per `--scenarios-per-batch`);
 - counting: the value counts the partition hands Spark (`count_values`).
@@ -59,7 +60,7 @@ def one_run(
     core = time.perf_counter() - started
     assign: dict[str, float] = defaultdict(float)
     for row in rows:
-        assign[row.strategy] += row.assign_micros / 1e6
+        assign[row.strategy] += (row.assign_micros or 0.0) / 1e6  # None: a twin, untimed
 
     size = max(per_batch * len(rows) // max(scenarios, 1), 1)  # rows per batch, on average
     started = time.perf_counter()

@@ -89,11 +89,9 @@ _MODULE_PATH = re.compile(r"(?<![\w.])rebalancing(?=[.\s,)\"'])")
 _LEFT_OVER = re.compile(r"\b(from|import)\s+rebalancing\b|[\"']rebalancing\.")
 
 
-def before_tree(revision: str, into: Path) -> None:
-    """The package at `revision` as `into/rebalancing_before`, its own imports renamed: with
-    `into` on sys.path, `import rebalancing_before` gives the old package beside the working
-    tree's `rebalancing`, so that a before/after runs in one process (one minute of a shared
-    machine for both sides of each ratio)."""
+def source_at(revision: str, into: Path) -> Path:
+    """The package's source at `revision` extracted as `into/src/rebalancing`; returns
+    `into/src`, a folder to put first on PYTHONPATH."""
     archive = subprocess.run(
         ["git", "-C", str(REPOSITORY), "archive", revision, "src/rebalancing"],
         check=True,
@@ -101,6 +99,15 @@ def before_tree(revision: str, into: Path) -> None:
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def before_tree(revision: str, into: Path) -> None:
+    """The package at `revision` as `into/rebalancing_before`, its own imports renamed: with
+    `into` on sys.path, `import rebalancing_before` gives the old package beside the working
+    tree's `rebalancing`, so that a before/after runs in one process (one minute of a shared
+    machine for both sides of each ratio)."""
+    source_at(revision, into)
     package = into / BEFORE
     (into / "src" / "rebalancing").rename(package)
     for module in package.rglob("*.py"):

@@ -157,7 +157,8 @@ def check_placement(
         _warn_if_keyed_by_strangers(consumer_zones, members, "consumer_zones", "consumer")
         for consumer, zone in consumer_zones.items():
             if consumer in members and zone is not None:
-                _require_hashable_zone(zone, f"consumer_zones[{shortened_repr(consumer)}]")
+                if type(zone) is not str:  # a str is hashable: the common case, no check
+                    _require_hashable_zone(zone, "consumer_zones", consumer)
                 consumer_zone[consumer] = zone
         zones.update(consumer_zone.values())
     replica_zones: dict[Any, frozenset[Any]] = {}
@@ -166,7 +167,7 @@ def check_placement(
         _warn_if_keyed_by_strangers(queue_zones, queue_set, "queue_zones", "queue")
         for queue, held in queue_zones.items():
             if queue in queue_set:
-                found = _zone_set(held, f"queue_zones[{shortened_repr(queue)}]")
+                found = _zone_set(held, queue)
                 if found:
                     replica_zones[queue] = found
                     zones.update(found)
@@ -235,25 +236,36 @@ def _require_mapping(value: object, name: str, shape: str) -> None:
         raise TypeError(f"{name} must be a mapping of {shape} or None, not {type(value).__name__}")
 
 
-def _require_hashable_zone(zone: Any, where: str) -> None:
+def _require_hashable_zone(zone: Any, name: str, key: Any, within: str = "") -> None:
+    """TypeError unless `zone` is hashable, naming where it is: `within` name[key] (the
+    place's name is made only for the error: the check runs once per id and rebalance)."""
     try:
         hash(zone)
     except TypeError:
         raise TypeError(
-            f"{where} is {shortened_repr(zone)} ({type(zone).__name__}), which is not hashable: "
+            f"{within}{name}[{shortened_repr(key)}] is {shortened_repr(zone)} "
+            f"({type(zone).__name__}), which is not hashable: "
             "a zone is a hashable value such as a str"
         ) from None
 
 
-def _zone_set(held: Any, where: str) -> frozenset[Any]:
-    """The zones of one queue_zones value, None entries left out."""
-    if isinstance(held, str | bytes) or not isinstance(held, Collection):
+_PLAIN_COLLECTIONS = (list, tuple, set, frozenset)
+"""Collections whose type is enough to know that they are one and no str (the common case)."""
+
+
+def _zone_set(held: Any, queue: Any) -> frozenset[Any]:
+    """The zones of queue_zones[queue], None entries left out."""
+    if type(held) not in _PLAIN_COLLECTIONS and (
+        isinstance(held, str | bytes) or not isinstance(held, Collection)
+    ):
+        where = f"queue_zones[{shortened_repr(queue)}]"
         raise TypeError(
             f"{where} must be a collection of zones, not {type(held).__name__} "
             f"{shortened_repr(held)}: wrap a single zone in a list, [{shortened_repr(held)}]"
         )
     for zone in held:
-        _require_hashable_zone(zone, f"a zone in {where}")
+        if type(zone) is not str:
+            _require_hashable_zone(zone, "queue_zones", queue, "a zone in ")
     return frozenset(zone for zone in held if zone is not None)
 
 
@@ -298,7 +310,14 @@ def _numbers_for_every(
     checked: dict[Any, float] = {}
     for identifier in ids:
         value = given[identifier]
-        where = f"{name}[{shortened_repr(identifier)}]"
+        if (  # the common case
+            type(value) is float
+            and math.isfinite(value)
+            and (value > 0 or (value == 0 and not positive))
+        ):
+            checked[identifier] = value
+            continue
+        where = f"{name}[{shortened_repr(identifier)}]"  # made here, past the common case
         if isinstance(value, bool) or not isinstance(value, Real):
             raise TypeError(
                 f"{where} is {shortened_repr(value)} ({type(value).__name__}): a {noun} is a "

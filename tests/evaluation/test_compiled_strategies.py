@@ -5,9 +5,11 @@ with and without them, and the twin only where it may stand for the strategy."""
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from enum import IntEnum
+from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
@@ -23,8 +25,10 @@ from rebalancing.evaluation.scenarios.changes import (
     ScenarioSettings,
     Step,
     generate_scenarios,
+    scenario_seed,
 )
 from rebalancing.evaluation.scoring import compiled_strategies, runner
+from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, summarise
 from rebalancing.evaluation.scoring.compiled_scores import (
     NO_OWNER,
     NO_PLAN,
@@ -32,9 +36,27 @@ from rebalancing.evaluation.scoring.compiled_scores import (
     IntegerGroup,
     Owners,
 )
-from rebalancing.evaluation.scoring.compiled_strategies import averagely_twin, sticky_twin, twin_of
-from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenario, score_scenarios
-from rebalancing.strategies import STRATEGIES, averagely, sticky
+from rebalancing.evaluation.scoring.compiled_strategies import (
+    averagely_twin,
+    bounded_consistent_hash_twin,
+    consistent_hash_twin,
+    sticky_twin,
+    twin_of,
+)
+from rebalancing.evaluation.scoring.replay import (
+    TIMED_EVERY,
+    TIMED_OFFSET,
+    ScoreRow,
+    score_scenario,
+    score_scenarios,
+)
+from rebalancing.strategies import (
+    STRATEGIES,
+    averagely,
+    bounded_consistent_hash,
+    consistent_hash,
+    sticky,
+)
 
 
 def _integer_group(
@@ -151,6 +173,71 @@ def test_the_averagely_twin_gives_rocketmqs_blocks_on_thousands_of_seeded_groups
         assert starts.tolist()[1:] == list(accumulate(map(len, expected.values())))
 
 
+@pytest.mark.parametrize(
+    ("twin", "strategy"),
+    [
+        (consistent_hash_twin, consistent_hash.assign),
+        (bounded_consistent_hash_twin, bounded_consistent_hash.assign),
+    ],
+    ids=["consistent_hash", "bounded_consistent_hash"],
+)
+def test_the_consistent_hashing_twins_give_the_strategys_plans_on_hundreds_of_seeded_groups(
+    twin: Any, strategy: Any
+) -> None:
+    """Every seed twice, so that the second call reads the cached ring and hashes; consumers
+    named by strings and by ints (negative ones too), queue counts below the consumer count,
+    at it and far above it."""
+    for seed in range(400):
+        queues, consumers, _ = _random_group(random.Random(seed))
+        expected = strategy(queues, consumers)
+        for _ in range(2):
+            numbers = ConsumerNumbers()
+            group = _integer_group(queues, consumers, numbers)
+            plan, (grouped, starts) = twin(group, NO_PLAN, len(numbers.number_of))
+            assert plan == expected, seed
+            assert list(plan) == list(expected), seed
+            bounds, sorted_queues = starts.tolist(), sorted(queues)
+            for consumer, start, end in zip(plan, bounds, bounds[1:], strict=False):
+                assert [sorted_queues[at] for at in grouped[start:end]] == plan[consumer]
+
+
+def _coarse_hash(key: str) -> int:
+    """MD5Hash folded onto 64 positions: virtual nodes and queues share positions often."""
+    return consistent_hash.md5_hash(key) % 64
+
+
+@pytest.mark.parametrize(
+    ("twin", "strategy"),
+    [
+        (consistent_hash_twin, consistent_hash.ConsistentHash(hash_function=_coarse_hash)),
+        (
+            bounded_consistent_hash_twin,
+            bounded_consistent_hash.BoundedConsistentHash(hash_function=_coarse_hash),
+        ),
+    ],
+    ids=["consistent_hash", "bounded_consistent_hash"],
+)
+def test_the_consistent_hashing_twins_keep_the_tie_rules_where_positions_collide(
+    twin: Any, strategy: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The twins on a hash with many equal positions (the greatest consumer keeps a point
+    several hash to; queues at one position placed by id), against the strategy on that hash."""
+    monkeypatch.setattr(compiled_strategies, "md5_hash", _coarse_hash)
+    for cached in (compiled_strategies._points_of, compiled_strategies._default_ring):
+        monkeypatch.setattr(compiled_strategies, cached.__name__, lru_cache()(cached.__wrapped__))
+    monkeypatch.setattr(
+        compiled_strategies,
+        "_queue_positions",
+        lru_cache()(compiled_strategies._queue_positions.__wrapped__),
+    )
+    for seed in range(150):
+        queues, consumers, _ = _random_group(random.Random(seed))
+        numbers = ConsumerNumbers()
+        group = _integer_group(queues, consumers, numbers)
+        plan, _ = twin(group, NO_PLAN, len(numbers.number_of))
+        assert plan == strategy.assign(queues, consumers), seed
+
+
 def test_only_the_registrys_own_function_has_a_twin() -> None:
     assert twin_of(STRATEGIES["sticky"].assign) is sticky_twin
     assert twin_of(STRATEGIES["averagely"].assign) is averagely_twin
@@ -201,9 +288,41 @@ def test_the_scoring_core_gives_the_same_rows_with_the_twin_as_without(
     without = list(_rows(range(400), stability_every=1))
     reference = list(_rows(range(400), stability_every=1, engine="reference"))
     assert with_twin == without == reference
-    sticky_rows = sum(row.strategy == "sticky" for row in with_twin)
-    # every step's rebalance and every stability check (each step here) ran the twin
-    assert twin_calls == 2 * sticky_rows
+    sticky_rows = [row for row in with_twin if row.strategy == "sticky"]
+    timed = [row for row in sticky_rows if _timed_step(row)]
+    assert 0 < len(timed) < len(sticky_rows)
+    # every step's rebalance but the timed sample's, and every stability check (each step
+    # here), ran the twin
+    assert twin_calls == 2 * len(sticky_rows) - len(timed)
+
+
+def test_the_time_column_is_the_strategys_own_function_never_its_twin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A strategy whose own function is slow (2 ms a call) and whose twin is fast: the rows time
+    the own function on the seeded sample of steps, where it alone runs, and no other step."""
+    calls = {"own": 0}
+
+    def slow_sticky(queues: Any, consumers: Any, previous: Any = None) -> Any:
+        calls["own"] += 1
+        time.sleep(0.002)
+        return sticky.assign(queues, consumers, previous)
+
+    monkeypatch.setitem(compiled_strategies.TWINS, slow_sticky, sticky_twin)
+    scenarios = generate_scenarios(5, range(40), SETTINGS)
+    rows = list(score_scenarios(scenarios, {"slow": slow_sticky}))
+    timed = [row for row in rows if _timed_step(row)]
+    assert 0 < len(timed) < len(rows)
+    assert calls["own"] == len(timed)  # the twin made every other plan, checks included
+    assert all(row.assign_micros is not None and row.assign_micros >= 2000 for row in timed)
+    assert all(row.assign_micros is None for row in rows if not _timed_step(row))
+    assert summarise(rows)[("slow", ALL_CHANGES)]["assign_micros"].count == len(timed)
+
+
+def _timed_step(row: ScoreRow) -> bool:
+    """Whether the row's step is one of the timed sample (replay.TIMED_EVERY)."""
+    seed = scenario_seed(row.base_seed, row.scenario)
+    return (seed + row.step) % TIMED_EVERY == TIMED_OFFSET
 
 
 def test_queue_ids_that_are_not_plain_ints_run_the_strategy_itself(
@@ -250,8 +369,8 @@ def _scored_with_plans(
     in_force: list[dict[Any, list[Any]]] = []
     rebalance = runner.Runner.rebalance
 
-    def recording(strategy_runner: Any, group: Any, views: Any) -> Any:
-        attempt = rebalance(strategy_runner, group, views)
+    def recording(strategy_runner: Any, group: Any, views: Any, timed: bool) -> Any:
+        attempt = rebalance(strategy_runner, group, views, timed)
         in_force.append(attempt.plan)
         return attempt
 

@@ -36,7 +36,8 @@ U+E000..U+FFFF.) RocketMQ accepts 0 virtual nodes and then assigns nothing; here
 be at least 1, since every queue needs a consumer.
 
 Runtime complexity: O(|C| v log(|C| v)) to build the ring (v = virtual_nodes) and
-O(|Q| log(|C| v)) to route the queues, besides |C| v + |Q| hashes and sorting the ids.
+O(|Q| log(|C| v)) to route the queues, besides |C| v + |Q| hashes (MD5Hash: each key once a
+process, up to HASHES_CACHED keys) and sorting the ids.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from rebalancing.contract import ConsumerT, QueueT, empty_plan, prepare, shortened_repr
@@ -58,10 +59,17 @@ DEFAULT_VIRTUAL_NODES = 10
 """RocketMQ's default number of virtual nodes per consumer."""
 
 
+HASHES_CACHED = 1 << 16
+"""Keys whose MD5Hash `md5_hash` keeps (least recently used out): a consumer process rebalances
+the same members and queues again and again, and hashing is most of this strategy's time."""
+
+
+@lru_cache(maxsize=HASHES_CACHED)
 def md5_hash(key: str) -> int:
     """RocketMQ's MD5Hash: the first 4 bytes of MD5(key as UTF-8), big-endian, unsigned.
 
-    (A lone surrogate in `key` is encoded as it stands, so no str makes it fail.)
+    (A lone surrogate in `key` is encoded as it stands, so no str makes it fail.) Cached by key
+    (HASHES_CACHED), an exact str: a str subclass's value is hashed as its str value.
     """
     digest = hashlib.md5(key.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
     return int.from_bytes(digest[:4], "big")

@@ -99,8 +99,8 @@ class Strategy:
     arguments that make this strategy of its module's session and of the adapter that runs it
     (SAC's release policy: GroupMember(release=...)). `by_default`: scored when the command
     lines are not told which strategies (DEFAULT_STRATEGIES). `compiled_twin`: the scoring
-    core's kernel engine runs a compiled copy of `assign` (the same plans;
-    rebalancing.evaluation.scoring.compiled_strategies), so its measured time is the copy's.
+    core's kernel engine runs a compiled copy of `assign` (the same plans) on most steps, and
+    `assign` itself, timed, on a seeded sample: its measured time is always `assign`'s.
     `needs`: what running it needs beyond this library, in a phrase (a broker version, the
     adapter in each app); empty when nothing. `baseline_on`: the systems (keys of SYSTEMS) where
     its plan is what a group gets without this library, by the system's default; the verdict
@@ -342,12 +342,14 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         "RocketMQ AllocateMessageQueueConsistentHash",
         client_side=True,
         native={"rocketmq": "AllocateMessageQueueConsistentHash"},
+        compiled_twin=True,
     ),
     Strategy(
         "bounded_consistent_hash",
         bounded_consistent_hash.assign,
         "Consistent hashing with bounded loads (Mirrokni, Thorup, Zadimoghaddam 2016), tight",
         client_side=True,
+        compiled_twin=True,
     ),
     Strategy(
         "super_stream",

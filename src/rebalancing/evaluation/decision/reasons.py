@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from rebalancing.evaluation.decision.differences import LEVEL_FRACTION, Difference
 from rebalancing.evaluation.scoring.aggregates import Aggregate, Overall
 from rebalancing.evaluation.scoring.definitions import SCORES, Score, format_value
-from rebalancing.strategies import STRATEGIES
 
 SPEED_RATIO = 2.0
 """A tie on every criterion is broken by time only when one is this many times faster (p99)."""
@@ -41,7 +40,8 @@ def gives_up(
     """What the recommendation pays for being chosen: the deciding scores, in order, on which
     another sound candidate is better beyond doubt (the first GIVES_UP_SHOWN of them), each
     with the best such candidate's mean; None when it is nowhere worse. A criterion that came
-    later, or a candidate dropped earlier, can be better: the trade-off a reader weighs."""
+    later, or a candidate dropped earlier, can be better: the trade-off a reader weighs. Then,
+    where balance decides nothing, the pick's count imbalance (`count_imbalance`)."""
     items = []
     for index, score in enumerate(criteria):
         better = [
@@ -57,9 +57,43 @@ def gives_up(
                 f"{score.label} {_value(mine, score)}{unit} against "
                 f"{_value(theirs, score)}{unit} for {best}"
             )
-    if not items:
+    shown = items[:GIVES_UP_SHOWN]
+    imbalance = count_imbalance(pick, sound, criteria, overall)
+    if imbalance is not None:
+        shown.append(imbalance)
+    if not shown:
         return None
-    return f"It gives up: {'; '.join(items[:GIVES_UP_SHOWN])}."
+    return f"It gives up: {'; '.join(shown)}."
+
+
+BALANCED_SPREAD = 1.0
+"""A plan whose queue counts differ by at most one is balanced in counts: a mean spread above
+this is a count imbalance."""
+
+
+def count_imbalance(
+    pick: str, sound: list[str], criteria: list[Score], overall: Overall
+) -> str | None:
+    """The pick's count imbalance, when balance decides nothing (the load ratio superseded it:
+    with weights, equal counts of unequal queues are not the aim) yet the pick's queue counts
+    differ by more than one on average where another sound candidate's do not: a reader should
+    know that the pick gives some consumers many more queues than others. None otherwise."""
+    if any(score.metric in ("balance_degree", "spread") for score in criteria):
+        return None  # then balance decides, and the items above name it
+    spread = SCORES["spread"]
+    mine = overall[pick]["spread"].mean
+    balanced = [
+        other
+        for other in sound
+        if other != pick and (overall[other]["spread"].mean or 0.0) <= BALANCED_SPREAD
+    ]
+    if mine is None or mine <= BALANCED_SPREAD or not balanced:
+        return None
+    best = min(balanced, key=lambda name: overall[name]["spread"].mean or 0.0)
+    return (
+        f"even queue counts (spread {_value(mine, spread)} queues, most minus fewest, against "
+        f"{_value(overall[best]['spread'].mean, spread)} for {best})"
+    )
 
 
 def out_on(score: Score, best: str, dropped: list[str], overall: Overall) -> str:
@@ -140,11 +174,9 @@ def tie(
         if first != second
         for difference in differences[(first, second)]
     )
+    # every time is the strategy's own function's (a compiled twin's never is: replay.TIMED_EVERY)
     times = {name: overall[name]["assign_micros"].p99 for name in left}
-    # a compiled twin's time against a Python function's says nothing about either's speed
-    twinned = {name for name in left if name in STRATEGIES and STRATEGIES[name].compiled_twin}
-    timed_alike = not twinned or twinned == set(left)
-    if timed_alike and all(value is not None for value in times.values()):
+    if all(value is not None for value in times.values()):
         fastest = min(left, key=lambda name: times[name] or 0.0)
         others = [name for name in left if name != fastest]
         slowest_ratio = min(

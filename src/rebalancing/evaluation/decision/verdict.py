@@ -23,8 +23,7 @@ How it decides (the same for every system, only the criteria differ):
   pays for: paused queues, hand-overs, moves, stickiness): each keeps the candidates that are not
   worse than the best one left. One left is the recommendation; several left are a tie, unless
   one rebalances at least twice as fast at the 99th percentile (time is not part of dominance;
-  a time the kernel engine took on a compiled twin (Strategy.compiled_twin) is not set against
-  a Python function's).
+  every time is the strategy's own function's, never a compiled twin's: replay.TIMED_EVERY).
 
 Runtime complexity: O(candidates^2 x criteria).
 """
@@ -52,7 +51,13 @@ from rebalancing.evaluation.decision.reasons import (
     tie,
 )
 from rebalancing.evaluation.decision.systems import System, baseline_note
-from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate, Summary
+from rebalancing.evaluation.scoring.aggregates import (
+    ALL_CHANGES,
+    FLOORS,
+    Aggregate,
+    Summary,
+    mean_floor,
+)
 from rebalancing.evaluation.scoring.definitions import SCORES, Score, format_value
 from rebalancing.strategies import STRATEGIES
 
@@ -61,7 +66,8 @@ from rebalancing.strategies import STRATEGIES
 class Verdict:
     """The answer for one system: the table rows (candidate -> shown statistic -> value), who is
     set aside and why, who is dominated and by whom, the recommendation (one name, or several
-    for a tie) and its reason in a sentence or two."""
+    for a tie) and its reason in a sentence or two; `floors`: each candidate's mean floor of the
+    scores printed beside one (aggregates.FLOORS), None where not measured."""
 
     system: System
     candidates: tuple[str, ...]
@@ -77,6 +83,7 @@ class Verdict:
     differences: Mapping[tuple[str, str], list[Difference]] = field(default_factory=dict)
     """(first, second) -> their comparison on each deciding score, in the system's order, for
     every two sound candidates."""
+    floors: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     @property
     def is_tie(self) -> bool:
@@ -223,6 +230,10 @@ def decide(
         missing=missing,
         notes=notes,
         differences=differences,
+        floors={
+            name: {metric: mean_floor(overall[name], metric) for metric in FLOORS}
+            for name in chosen
+        },
     )
 
 

@@ -11,6 +11,7 @@ import textwrap
 from rebalancing.evaluation.decision.reasons import first_few
 from rebalancing.evaluation.decision.systems import how_to_run
 from rebalancing.evaluation.decision.verdict import Verdict, ranking
+from rebalancing.evaluation.scoring.aggregates import FLOORS
 from rebalancing.evaluation.scoring.definitions import SCORES, format_value
 
 TERMINAL_ROWS = 12
@@ -34,10 +35,38 @@ def _header(metric: str, statistic: str) -> str:
     return f"{named} {unit}".strip()
 
 
+def _floored(verdict: Verdict, shown: tuple[str, str]) -> bool:
+    """Whether the column is a mean printed beside its floor (aggregates.FLOORS): one whose
+    floor some candidate measured."""
+    metric, statistic = shown
+    return (
+        statistic == "mean"
+        and metric in FLOORS
+        and any(floors.get(metric) is not None for floors in verdict.floors.values())
+    )
+
+
+def _cell(verdict: Verdict, name: str, shown: tuple[str, str]) -> str:
+    """A value of the table; a floored mean with its floor in brackets: "2.57 (2.53)"."""
+    score = SCORES[shown[0]]
+    value = format_value(score, verdict.table[name][shown])
+    floor = verdict.floors.get(name, {}).get(shown[0]) if _floored(verdict, shown) else None
+    return value if floor is None else f"{value} ({format_value(score, floor)})"
+
+
 def table(verdict: Verdict) -> tuple[list[str], list[list[str]]]:
     """The verdict's table as text cells: a header, then one row per candidate in ranking
-    order, with its standing (recommended, tie, dominated, set aside, or not dominated)."""
-    headers = ["strategy", *(_header(*shown) for shown in verdict.system.shown), "standing"]
+    order, with its standing (recommended, tie, dominated, set aside, or not dominated). The
+    load ratio and the cross-zone fraction come with their floors in brackets (the best any
+    plan of the same groups could do: FLOOR_NOTE)."""
+    headers = [
+        "strategy",
+        *(
+            _header(*shown) + (" (floor)" if _floored(verdict, shown) else "")
+            for shown in verdict.system.shown
+        ),
+        "standing",
+    ]
     rows = []
     for name in ranking(verdict):
         if name in verdict.recommended:
@@ -48,10 +77,7 @@ def table(verdict: Verdict) -> tuple[list[str], list[list[str]]]:
             standing = "dominated"
         else:
             standing = "not dominated"
-        cells = [
-            format_value(SCORES[shown[0]], verdict.table[name][shown])
-            for shown in verdict.system.shown
-        ]
+        cells = [_cell(verdict, name, shown) for shown in verdict.system.shown]
         rows.append([name, *cells, standing])
     return headers, rows
 
@@ -158,7 +184,22 @@ def standing_lines(verdict: Verdict, width: int) -> list[str]:
     if verdict.missing:
         lines.append(_wrap(f"Not scored in this run: {', '.join(verdict.missing)}.", width))
     lines += [_wrap(note, width) for note in verdict.notes]
+    if any(_floored(verdict, shown) for shown in verdict.system.shown):  # short on a terminal
+        lines.append(_wrap(FLOOR_NOTE if not width else FLOOR_NOTE_SHORT, width))
     return lines
+
+
+FLOOR_NOTE_SHORT = "(floor): the best any plan of the same groups could do (summary.md says which)."
+"""The floors' note on a terminal, where the verdict keeps to about 30 lines."""
+
+
+FLOOR_NOTE = (
+    "(floor): the mean, over the same rebalances, of the best any plan of each group could do: "
+    "for the load ratio a bound no plan goes below (the heaviest queue's weight or the mean "
+    "load, whichever is larger, over the mean), for the cross-zone fraction the fewest "
+    "cross-zone queues of a plan whose counts differ by at most one."
+)
+"""What the floors in brackets are, under a table that prints them."""
 
 
 def render_markdown(verdict: Verdict, profile: str) -> str:

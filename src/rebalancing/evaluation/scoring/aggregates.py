@@ -177,6 +177,24 @@ def summarise(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], dict[str, Aggre
     }
 
 
+FLOORS: Mapping[str, str] = {
+    "load_ratio": "load_ratio_gap",
+    "cross_zone_fraction": "cross_zone_gap",
+}
+"""The scores printed beside their floor, each with the score of its distance to it: the load
+ratio's floor is its lower bound over every plan of the group (max(mean, heaviest queue) over
+the mean), the cross-zone fraction's the fewest any balanced plan of the group reaches."""
+
+
+def mean_floor(metrics: Mapping[str, Aggregate], metric: str) -> float | None:
+    """The mean over the rebalances of `metric`'s floor (FLOORS): its mean less its gap's, both
+    defined on the same rows (an exact plan of a group with the facts); None when not measured."""
+    score, gap = metrics.get(metric), metrics.get(FLOORS[metric])
+    if score is None or gap is None or score.mean is None or gap.mean is None:
+        return None
+    return score.mean - gap.mean
+
+
 Summary = Mapping[tuple[str, str], Mapping[str, Aggregate]]
 """(strategy, change kind) -> metric -> Aggregate: what `summarise` returns, and what the Spark
 harness's aggregation gives back in the same shape."""

@@ -140,9 +140,10 @@ SCORES: dict[str, Score] = {
         Score(
             "assign_micros",
             "time",
-            "wall time of one rebalance: the strategy's call (sticky's and averagely's: their "
-            "compiled twins' where the compiled scores run them, the same plans), or the "
-            "protocol session's rebalance, on this machine",
+            "wall time of one rebalance: the call of the strategy's own function, as consumer "
+            "code calls it, or the protocol session's rebalance, on this machine; where a "
+            "compiled copy makes the plans (sticky, averagely, the consistent hashings), the "
+            "function itself runs and is timed on a seeded eighth of the steps",
             "µs",
             "lower",
         ),

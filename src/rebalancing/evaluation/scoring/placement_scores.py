@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from collections.abc import Collection, Hashable, Mapping, Sequence
+from functools import lru_cache
 from numbers import Real
 from typing import Any
 
@@ -37,6 +38,9 @@ from rebalancing.contract import shortened_repr
 from rebalancing.placement import check_load_scale
 
 Plan = Mapping[Any, Sequence[Any]]
+
+FEWEST_CACHED = 4096
+"""Group shapes whose fewest cross-zone count `fewest_cross_zone_of_counts` keeps."""
 
 
 def cross_zone_count(
@@ -75,26 +79,79 @@ def fewest_cross_zone(
     consumer_list = _distinct(consumers, "consumers")
     _require_mapping(consumer_zones, "consumer_zones")
     _require_mapping(queue_zones, "queue_zones")
-    if not consumer_list:
+    return fewest_cross_zone_of_zones(
+        zone_of_each(consumer_list, consumer_zones), zones_of_each(queue_list, queue_zones)
+    )
+
+
+def fewest_cross_zone_of_zones(
+    zone_of: Mapping[Any, Any], zones_of: Mapping[Any, frozenset[Any]]
+) -> int:
+    """`fewest_cross_zone` of the group whose consumers are `zone_of`'s keys, each mapped to
+    its zone or None, and whose queues are `zones_of`'s keys, each mapped to its replica zones
+    (as `zone_of_each` and `zones_of_each` give them)."""
+    if not zone_of:
         return 0
-    floor, extra = divmod(len(queue_list), len(consumer_list))
-    members = Counter(
-        zone
-        for consumer in consumer_list
-        if (zone := _zone_of(consumer, consumer_zones)) is not None
+    members = Counter(zone for zone in zone_of.values() if zone is not None)
+    kinds = Counter(frozenset(zones & members.keys()) for zones in zones_of.values())
+    return fewest_cross_zone_of_counts(
+        len(zones_of), len(zone_of), frozenset(members.items()), frozenset(kinds.items())
     )
-    kinds = Counter(
-        frozenset(_zones_of(queue, queue_zones) & members.keys()) for queue in queue_list
-    )
+
+
+def zone_of_each(consumers: Collection[Any], consumer_zones: Mapping[Any, Any]) -> dict[Any, Any]:
+    """consumer -> its zone (None: none) for each of `consumers`, checked as cross_zone_count
+    checks them."""
+    _require_mapping(consumer_zones, "consumer_zones")
+    return {consumer: _zone_of(consumer, consumer_zones) for consumer in consumers}
+
+
+def zones_of_each(
+    queues: Collection[Any], queue_zones: Mapping[Any, Collection[Any]]
+) -> dict[Any, frozenset[Any]]:
+    """queue -> its replica zones for each of `queues`, checked as cross_zone_count checks
+    them."""
+    _require_mapping(queue_zones, "queue_zones")
+    return {queue: _zones_of(queue, queue_zones) for queue in queues}
+
+
+def weight_of_each(queues: Collection[Any], weights: Mapping[Any, float]) -> dict[Any, float]:
+    """queue -> its weight as a float for each of `queues`, checked as load_ratio checks them."""
+    weight = _numbers(weights, queues, "weights", "queue", "weight")
+    check_load_scale(weight, None)
+    return weight
+
+
+def previous_owners(previous: Mapping[Any, Sequence[Any]]) -> dict[Any, Any]:
+    """queue -> its consumer in a previous plan, as load_kept and load_moved read it (a queue
+    held twice is a ValueError naming it)."""
+    return _owners(previous, "previous")
+
+
+@lru_cache(maxsize=FEWEST_CACHED)
+def fewest_cross_zone_of_counts(
+    queue_count: int,
+    consumer_count: int,
+    members: frozenset[tuple[Any, int]],
+    kinds: frozenset[tuple[frozenset[Any], int]],
+) -> int:
+    """`fewest_cross_zone` from what it depends on: the counts of queues and consumers, the
+    consumers per zone (zone, count) and the queues per kind (their replica zones that have
+    consumers, count). A group's answer changes only when these do, and most changes of a
+    scenario (a restart, a crash and its return, a load shift) give back a shape seen before,
+    so the maximum flow is cached by them (FEWEST_CACHED shapes, least recently used out)."""
+    floor, extra = divmod(queue_count, consumer_count)
     source, sink, shared = object(), object(), object()
     capacity: dict[Any, dict[Any, int]] = {source: {}, sink: {}, shared: {sink: extra}}
-    for zone, count in members.items():
+    # the sets' order (their hashes') only decides which augmenting paths are found first,
+    # never the maximum flow's value
+    for zone, count in members:
         capacity[("zone", zone)] = {sink: count * floor, shared: min(count, extra)}
-    for kind, count in kinds.items():
+    for kind, count in kinds:
         if kind:
             capacity[source][kind] = count
             capacity[kind] = {("zone", zone): count for zone in kind}
-    return len(queue_list) - _maximum_flow(capacity, source, sink)
+    return queue_count - _maximum_flow(capacity, source, sink)
 
 
 def _maximum_flow(capacity: dict[Any, dict[Any, int]], source: Any, sink: Any) -> int:
@@ -263,10 +320,14 @@ def _distinct(ids: Collection[Any], name: str) -> list[Any]:
     return listed
 
 
+_PLAIN_COLLECTIONS = (list, tuple, set, frozenset)
+"""Collections whose type is enough to know that they are one and no str (the common case)."""
+
+
 def _zone_of(consumer: Any, consumer_zones: Mapping[Any, Any]) -> Any:
     """The consumer's zone, None when it has none; an unhashable zone is a TypeError."""
     zone = consumer_zones.get(consumer)
-    if not isinstance(zone, Hashable):
+    if type(zone) is not str and zone is not None and not isinstance(zone, Hashable):
         raise TypeError(
             f"consumer_zones[{shortened_repr(consumer)}] is {shortened_repr(zone)}, which is not "
             "hashable: a zone is a hashable value such as a str"
@@ -277,13 +338,15 @@ def _zone_of(consumer: Any, consumer_zones: Mapping[Any, Any]) -> Any:
 def _zones_of(queue: Any, queue_zones: Mapping[Any, Collection[Any]]) -> frozenset[Any]:
     """The queue's replica zones, None entries left out; a str is refused (["a"], not "a")."""
     held = queue_zones.get(queue, ())
-    if isinstance(held, str | bytes) or not isinstance(held, Collection):
+    if type(held) not in _PLAIN_COLLECTIONS and (
+        isinstance(held, str | bytes) or not isinstance(held, Collection)
+    ):
         raise TypeError(
             f"queue_zones[{shortened_repr(queue)}] must be a collection of zones, not "
             f"{type(held).__name__} {shortened_repr(held)}: wrap a single zone in a list"
         )
     for zone in held:
-        if not isinstance(zone, Hashable):
+        if type(zone) is not str and not isinstance(zone, Hashable):
             raise TypeError(
                 f"queue_zones[{shortened_repr(queue)}] holds {shortened_repr(zone)}, "
                 "which is not hashable"
@@ -298,10 +361,13 @@ def _numbers(
     _require_mapping(given, name)
     checked: dict[Any, float] = {}
     for identifier in ids:
-        where = f"{name}[{shortened_repr(identifier)}]"
         if identifier not in given:
             raise ValueError(f"{name} has no {noun} for {kind} {shortened_repr(identifier)}")
         value = given[identifier]
+        if type(value) is float and value >= 0 and value != math.inf:  # the common case
+            checked[identifier] = value
+            continue
+        where = f"{name}[{shortened_repr(identifier)}]"  # made here, past the common case
         if isinstance(value, bool) or not isinstance(value, Real):
             raise TypeError(f"{where} is {shortened_repr(value)}: a {noun} is a real number")
         try:

@@ -44,7 +44,7 @@ class ScoreRow:
     duplicates: int
     unknown_queues: int
     unknown_consumers: int
-    assign_micros: float
+    assign_micros: float | None
     releases: int | None = None
     protocol_steps: int | None = None
     rounds: int | None = None
@@ -118,7 +118,7 @@ def make_row(
         departed=step.departed,
         queues_added=step.queues_added,
         queues_removed=step.queues_removed,
-        assign_micros=outcome.nanoseconds / 1000,
+        assign_micros=None if outcome.nanoseconds is None else outcome.nanoseconds / 1000,
         releases=run.releases if run else None,
         protocol_steps=run.steps if run else None,
         rounds=run.rounds if run else None,

@@ -50,13 +50,14 @@ class PlanInForce:
 @dataclass(frozen=True, slots=True)
 class Attempt:
     """What one rebalance gave: the plan (empty when it failed), the protocol's run (a session
-    only), the error if it failed, its nanoseconds, the plan's positions in the group's sorted
+    only), the error if it failed, its nanoseconds (None when a compiled twin stood for the
+    strategy: its time is not the strategy's), the plan's positions in the group's sorted
     queues (a twin only), and what the client views cost (client-side only)."""
 
     plan: dict[Any, list[Any]]
     run: ProtocolRun | None
     error: str | None
-    nanoseconds: int
+    nanoseconds: int | None
     positions: tuple[Any, Any] | None = None
     views: ViewOutcome | None = None
 
@@ -102,12 +103,15 @@ class Runner:
             return read_previous(in_force.plan)
         return in_force.reading
 
-    def rebalance(self, group: Group, views: ClientViews | None) -> Attempt:
+    def rebalance(self, group: Group, views: ClientViews | None, timed: bool = True) -> Attempt:
         """The strategy's rebalance of `group` from the plan in force, which it leaves as it
-        is. With `views`, each consumer rebalances on its own view."""
+        is. With `views`, each consumer rebalances on its own view. `timed`: the step is one
+        of the timed sample, where the strategy's own function runs even if its compiled twin
+        could stand for it (the same plan), so that its time is the one consumer code waits
+        for; elsewhere the twin, where ready, runs untimed."""
         run: ProtocolRun | None = None
         positions = outcome = None
-        twin_ready = views is None and self.twin_ready(group, self.in_force.owners)
+        twin_ready = not timed and views is None and self.twin_ready(group, self.in_force.owners)
         started = time.perf_counter_ns()
         try:
             if self.session is not None:
@@ -134,9 +138,9 @@ class Runner:
             else:
                 result = self.strategy.assign(group.queues, group.consumers, self.in_force.previous)
         except Exception as error:  # the row reports it; one broken strategy stops nothing
-            elapsed = time.perf_counter_ns() - started
+            elapsed = None if twin_ready else time.perf_counter_ns() - started
             return Attempt({}, None, f"{type(error).__name__}: {error}", elapsed)
-        elapsed = time.perf_counter_ns() - started
+        elapsed = None if twin_ready else time.perf_counter_ns() - started
         plan, error_text = as_plan(result)
         return Attempt(plan, run, error_text, elapsed, positions, outcome)
 

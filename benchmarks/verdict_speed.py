@@ -1,0 +1,147 @@
+"""How long `rebalancing compare` takes to a verdict on issue 40's two profiles, as a person runs
+it: the whole command (Python start, imports, scoring, figures, report.html) in a subprocess,
+median of REPEATS runs, with its CPU seconds and the scoring alone ("Scored in") beside it;
+optionally the same commands on the package as it was at another commit (`--baseline`), run in
+turn with the working tree's so that both sides see the same machine load.
+
+    python benchmarks/verdict_speed.py [--repeats 3] [--scenarios 1000] [--baseline REV]
+        [--out benchmarks/results/verdict_speed.md]
+
+The profiles: the tutorial's (Kafka eager, 64 queues, 4-12 consumers, rolling restarts and
+crashes) and the zones-and-weights one of issue 40 (Kafka eager, 96 queues, 6-24 consumers, 3
+zones, Zipf weights, the change mix of the Kafka guide's zones example). Issue 40's targets on
+an idle 2-core machine: 3 s and 30 s for the whole command. The scenario count is given
+explicitly (1,000, the count the targets were set at), so the figures do not depend on the
+command's default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from shared import commit, description, source_at
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROFILES = {
+    "tutorial": [
+        "--system",
+        "kafka-eager",
+        "--queues",
+        "64",
+        "--consumers",
+        "4:12",
+        "--mix",
+        "rolling_restart=3,crash=1",
+    ],
+    "zones and weights": [
+        "--system",
+        "kafka-eager",
+        "--queues",
+        "96",
+        "--consumers",
+        "6:24",
+        "--zones",
+        "3",
+        "--weights",
+        "zipf",
+        "--mix",
+        "rolling_restart=3,crash=1,zone_outage=1,zone_recovery=1,load_shift=1",
+    ],
+}
+"""Issue 40's two profiles, by name: the options of `rebalancing compare`."""
+
+TARGETS = {"tutorial": 3.0, "zones and weights": 30.0}
+"""Issue 40's targets for the whole command, seconds, on an idle 2-core machine."""
+
+SCORED = re.compile(r"Scored in ([\d.]+) s\.")
+
+
+def one_run(options: list[str], source: Path) -> tuple[float, float, float]:
+    """(seconds of the whole command, its CPU seconds, seconds of the scoring it reports) of
+    one run of `rebalancing compare` with the package found in `source` (a src folder). The
+    CPU seconds (user and system) are what an idle machine's wall time would be, nearly: a
+    loaded machine lengthens the wall time by the turns the process waits, not its CPU time
+    (though two hardware threads of one core slow each other somewhat)."""
+    environment = {**os.environ, "PYTHONPATH": str(source)}
+    with tempfile.TemporaryDirectory() as out:
+        command = [sys.executable, "-m", "rebalancing", "compare", *options, "--out", out]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        completed = subprocess.run(
+            command, capture_output=True, text=True, check=True, env=environment
+        )
+        whole = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    found = SCORED.search(completed.stdout)
+    if found is None:
+        raise RuntimeError(f"no 'Scored in' line in:\n{completed.stdout}")
+    return whole, cpu, float(found.group(1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=description(__doc__))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scenarios", type=int, default=1000)
+    parser.add_argument("--baseline", help="a git revision to time beside the working tree")
+    parser.add_argument("--profiles", default=",".join(PROFILES), help="comma-separated names")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/verdict_speed.md")
+    given = parser.parse_args()
+    names = given.profiles.split(",")
+    unknown = [name for name in names if name not in PROFILES]
+    if unknown:
+        parser.error(f"unknown profiles {unknown}; known: {', '.join(PROFILES)}")
+    load, measured = os.getloadavg()[0], commit()
+    with tempfile.TemporaryDirectory() as scratch:
+        sources = {f"working tree ({measured})": ROOT / "src"}
+        if given.baseline:
+            sources[f"baseline ({given.baseline})"] = source_at(given.baseline, Path(scratch))
+        results: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+        for name in names:
+            options = [*PROFILES[name], "--scenarios", str(given.scenarios), "--seed", "1"]
+            for _ in range(given.repeats):  # the sides in turn: the same load for both
+                for side, source in sources.items():
+                    results.setdefault((name, side), []).append(one_run(options, source))
+                    print(name, side, results[(name, side)][-1], file=sys.stderr)
+    lines = [
+        "# How long `rebalancing compare` takes to a verdict (issue 40's profiles)",
+        "",
+        f"`python benchmarks/verdict_speed.py {shlex.join(sys.argv[1:])}`"
+        + f", commit {measured}, {datetime.date.today().isoformat()}, {os.cpu_count()} cores, "
+        f"load average {load:.1f} at the start and LOAD_AT_END at the end (a loaded machine "
+        "makes every column longer: the other work's processes take turns with this one). "
+        f"{given.scenarios:,} scenarios, seed 1; medians of {given.repeats} runs; the sides "
+        "ran in turn. Targets (issue 40, idle 2-core machine, whole command): "
+        + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in TARGETS.items())
+        + ".",
+        "",
+        "| profile | options | package | whole command s | its CPU s | scoring s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (name, side), runs in results.items():
+        whole, cpu, scoring = (statistics.median(run[index] for run in runs) for index in range(3))
+        lines.append(
+            f"| {name} | `{' '.join(PROFILES[name])}` | {side} | {whole:.1f} | {cpu:.1f} "
+            f"| {scoring:.1f} |"
+        )
+    text = "\n".join(lines) + "\n"
+    text = text.replace("LOAD_AT_END", f"{os.getloadavg()[0]:.1f}")
+    given.out.write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
