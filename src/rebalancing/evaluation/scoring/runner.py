@@ -1,6 +1,8 @@
 """One strategy through one scenario: the plan in force (in every form the next step reads it),
 the session of a protocol strategy, the compiled twin where one stands for the strategy, a step's
-rebalance, putting a plan in force, and the stability check.
+rebalance, putting a plan in force, and the stability check. A session that can be told how a
+change happened (rebalancing.contract.ChangeAwareSession: a crash, a rolling restart, a graceful
+change) is given each step's change kind (`apply_change`); any other, the group (`rebalance`).
 
 A plan is put in force by one method, `Runner.accept`, in one of two forms: read by the compiled
 scores (their `Owners`, and the plan as a CheckedPlan that is inverted only if the strategy
@@ -21,7 +23,13 @@ from functools import partial
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from rebalancing.contract import CheckedPlan, PreviousMismatchWarning, ProtocolRun, StrategySession
+from rebalancing.contract import (
+    ChangeAwareSession,
+    CheckedPlan,
+    PreviousMismatchWarning,
+    ProtocolRun,
+    StrategySession,
+)
 from rebalancing.evaluation.scenarios.views import ViewOutcome, client_side_rebalance
 from rebalancing.evaluation.scoring.definitions import STABILITY_BOUND
 from rebalancing.evaluation.scoring.groups import ClientViews, Group
@@ -71,6 +79,7 @@ class Runner:
         self.session: StrategySession | None = (
             strategy.open_session(seed=seed) if strategy.open_session else None
         )
+        self.change_aware = isinstance(self.session, ChangeAwareSession)
         self.in_force = PlanInForce()
         self.numbers = numbers
         self.twin: Twin | None = None
@@ -110,9 +119,13 @@ class Runner:
         twin_ready = views is None and self.twin_ready(group, self.in_force.owners)
         started = time.perf_counter_ns()
         try:
-            if self.session is not None:
-                run = self.session.rebalance(group.queues, group.consumers)
+            if self.change_aware:
+                assert isinstance(self.session, ChangeAwareSession)
+                run = self.session.apply_change(group.queues, group.consumers, group.step.kind)
                 result: Any = run.owners
+            elif self.session is not None:
+                run = self.session.rebalance(group.queues, group.consumers)
+                result = run.owners
             elif twin_ready:
                 result, positions = self._run_twin(group, self.in_force.owners)
             elif views is not None:
