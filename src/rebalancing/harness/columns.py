@@ -25,6 +25,7 @@ from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings
 from rebalancing.evaluation.scenarios.views import ViewSettings
 from rebalancing.evaluation.scoring.aggregates import METRICS
 from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenarios
+from rebalancing.evaluation.scoring.runner import ProtocolFactory
 from rebalancing.strategies import Strategy, resolve
 
 
@@ -74,9 +75,11 @@ def score_index_batches(
     scenarios_per_batch: int,
     views: str = "broker",
     view_settings: ViewSettings | None = None,
+    protocol: ProtocolFactory | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Score the scenarios of each batch of indices; one Arrow batch per `scenarios_per_batch`,
-    each consumer on its own view with `views="client"` (rebalancing.evaluation.scenarios.views).
+    each consumer on its own view with `views="client"` (rebalancing.evaluation.scenarios.views),
+    each strategy inside the system's `protocol` when it has one (System.protocol).
 
     `strategy_specs` are resolved here, where the scoring runs (an executor): registered names,
     or `package.module:function` from a module shipped with the job. Rows carry each strategy's
@@ -88,9 +91,11 @@ def score_index_batches(
         pending.extend(indices)
         while len(pending) >= scenarios_per_batch:
             chunk, pending = pending[:scenarios_per_batch], pending[scenarios_per_batch:]
-            yield _score_chunk(chunk, base_seed, strategies, settings, views, view_settings)
+            yield _score_chunk(
+                chunk, base_seed, strategies, settings, views, view_settings, protocol
+            )
     if pending:
-        yield _score_chunk(pending, base_seed, strategies, settings, views, view_settings)
+        yield _score_chunk(pending, base_seed, strategies, settings, views, view_settings, protocol)
 
 
 def resolve_strategies(strategy_specs: tuple[str, ...]) -> dict[str, Strategy]:
@@ -106,9 +111,11 @@ def _score_chunk(
     settings: ScenarioSettings,
     views: str,
     view_settings: ViewSettings | None,
+    protocol: ProtocolFactory | None,
 ) -> pa.RecordBatch:
     scenarios = (Scenario(base_seed, index, settings) for index in indices)
-    return rows_to_batch(list(score_scenarios(scenarios, strategies, views, view_settings)))
+    rows = score_scenarios(scenarios, strategies, views, view_settings, protocol=protocol)
+    return rows_to_batch(list(rows))
 
 
 def score_arrow_partition(
@@ -119,6 +126,7 @@ def score_arrow_partition(
     scenarios_per_batch: int,
     views: str = "broker",
     view_settings: ViewSettings | None = None,
+    protocol: ProtocolFactory | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: batches of scenario indices (column `id`) in, score rows out."""
     index_batches = (batch.column("id").to_pylist() for batch in batches)
@@ -130,6 +138,7 @@ def score_arrow_partition(
         scenarios_per_batch,
         views,
         view_settings,
+        protocol,
     )
 
 

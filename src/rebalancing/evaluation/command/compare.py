@@ -47,14 +47,18 @@ class Comparison:
 
 
 def score_profile(profile: Profile, progress: bool = False) -> Summary:
-    """The summary of the profile's strategies on its scenarios (rows held in memory)."""
+    """The summary of the profile's strategies on its scenarios (rows held in memory), each
+    inside its system's protocol where the system declares one (System.protocol)."""
     strategies = {strategy.name: strategy for strategy in select(",".join(profile.strategies))}
     scenarios: Iterator[Scenario] = generate_scenarios(
         profile.seed, range(profile.scenarios), profile.settings
     )
     if progress:
         scenarios = _with_progress(scenarios, profile.scenarios)
-    rows = score_scenarios(scenarios, strategies, profile.views, profile.view_settings)
+    protocol = SYSTEM_VERDICTS[profile.system].protocol  # the candidates run inside it
+    rows = score_scenarios(
+        scenarios, strategies, profile.views, profile.view_settings, protocol=protocol
+    )
     return summarise(rows)
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 
 from rebalancing.evaluation.scoring.aggregates import Overall
 from rebalancing.evaluation.scoring.definitions import SCORES, format_value
+from rebalancing.evaluation.scoring.runner import ProtocolFactory
+from rebalancing.protocols import ConsumerSession, cooperative_session, eager_session
 from rebalancing.strategies import STRATEGIES, SYSTEMS, Strategy
 from rebalancing.strategies.registry import default_strategies, runs_on
 
@@ -35,7 +37,11 @@ class System:
     strategy's registry entry -> how to run it there, in a sentence (None: no known way);
     `note`, the sound candidates' overall aggregates -> sentences the verdict adds; `baseline`,
     what a group on this system runs today without this library, in a phrase (the strategy
-    whose plan that is, if one is registered, says so by its `baseline_on`).
+    whose plan that is, if one is registered, says so by its `baseline_on`); `protocol`, the
+    group protocol the candidates' assign functions run inside, as a session factory
+    `(assignor, *, seed) -> StrategySession` (rebalancing.evaluation.scoring.runner.
+    ProtocolFactory; Kafka's: rebalancing.protocols), so that their rows carry the protocol's
+    seconds; None: each candidate runs as it is (a function, or its own session).
     """
 
     name: str
@@ -49,6 +55,7 @@ class System:
     how_to_run: Callable[[Strategy], str | None] | None = None
     note: Callable[[Overall, list[str]], list[str]] | None = None
     baseline: str = ""
+    protocol: ProtocolFactory | None = None
 
     def candidates(
         self, registry: Mapping[str, Strategy] = STRATEGIES, carried: Collection[str] = ()
@@ -188,6 +195,9 @@ _BASE_SHOWN = (
     ("moves", "mean"),
 )
 _TIME = ("assign_micros", "p99")
+_SECONDS = (("seconds_to_balance", "mean"), ("queue_seconds_paused", "mean"))
+"""A Kafka protocol's rebalance in seconds: the time to balance and the partition-seconds
+paused (the verdict's `time` column; `_TIME`, the assign calls' compute, stays last)."""
 _LEASE_CRITERIA = (
     "converged",
     "balance_degree",
@@ -216,12 +226,13 @@ DECLARED: tuple[System, ...] = (
         "every member gives up every partition at each rebalance, so the partitions that "
         "move cost a handover (state, caches, in-flight work) on top of the pause",
         ("balance_degree", "queues_paused", "moves", "stickiness"),
-        (*_BASE_SHOWN, ("queues_paused", "mean"), _TIME),
+        (*_BASE_SHOWN, ("queues_paused", "mean"), *_SECONDS, _TIME),
         vendor="kafka",
         zone_aware=True,
         how_to_run=_kafka(cooperative=False),
         note=_eager_note,
         baseline="the Kafka clients' default assignor, RangeAssignor",
+        protocol=eager_session,
     ),
     System(
         "kafka-cooperative",
@@ -229,11 +240,12 @@ DECLARED: tuple[System, ...] = (
         "only the partitions that move are revoked and paused, for a second rebalance: "
         "moves are the pauses",
         ("balance_degree", "moves", "stickiness"),
-        (*_BASE_SHOWN, _TIME),
+        (*_BASE_SHOWN, *_SECONDS, ("rounds", "mean"), _TIME),
         vendor="kafka",
         zone_aware=True,
         how_to_run=_kafka(cooperative=True),
         baseline="CooperativeStickyAssignor, the assignor Kafka's cooperative protocol comes with",
+        protocol=cooperative_session,
     ),
     System(
         "kafka-consumer",
@@ -241,9 +253,10 @@ DECLARED: tuple[System, ...] = (
         "the broker plans with its server-side assignor and revokes only the partitions that "
         "move, member by member, with no group-wide barrier: moves are the pauses",
         ("balance_degree", "moves", "stickiness"),
-        (*_BASE_SHOWN, _TIME),
+        (*_BASE_SHOWN, *_SECONDS, ("heartbeats", "mean"), _TIME),
         vendor="kafka",
         how_to_run=_server_side,
+        protocol=ConsumerSession,
         baseline="the broker's default server-side assignor, uniform (the first of "
         "group.consumer.assignors)",
     ),
