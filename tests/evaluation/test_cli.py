@@ -84,7 +84,7 @@ def test_rebalancing_systems_lists_every_system_with_its_candidates(
     output = capsys.readouterr().out
     for system in ("kafka-eager", "kafka-cooperative", "rocketmq-client", "rabbitmq-sac", "any"):
         assert f"{system}:" in output
-    cooperative = output.split("kafka-cooperative:")[1].split("rocketmq-client:")[0]
+    cooperative = output.split("kafka-cooperative:")[1].split("\nkafka")[0]
     assert "cooperative_sticky" in cooperative
     assert "sticky," not in cooperative.replace("cooperative_sticky", "")
 

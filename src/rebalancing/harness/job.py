@@ -42,7 +42,6 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
 from rebalancing.evaluation.command.profile import run_description
-from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict
 from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, METRICS, PERCENTILES, STATISTICS
 from rebalancing.harness.columns import (
@@ -203,7 +202,7 @@ def _scorer(function: Any, options: HarnessOptions) -> Any:
         scenarios_per_batch=options.scenarios_per_batch,
         views=options.views,
         view_settings=options.view_settings,
-        protocol=SYSTEM_VERDICTS[options.system].protocol,  # a function or class: pickled by name
+        system=options.system,  # its candidates and the protocols they run inside
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from rebalancing.evaluation.command.profile import (
     profile_from,
     run_description,
 )
+from rebalancing.evaluation.decision.migration import migration_lines
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict
 from rebalancing.evaluation.report.outputs import write_outputs
@@ -30,7 +32,6 @@ from rebalancing.evaluation.report.verdict_text import render_text
 from rebalancing.evaluation.scenarios.changes import Scenario, generate_scenarios
 from rebalancing.evaluation.scoring.aggregates import Aggregate, summarise
 from rebalancing.evaluation.scoring.replay import score_scenarios
-from rebalancing.strategies import select
 
 Summary = dict[tuple[str, str], dict[str, Aggregate]]
 
@@ -49,13 +50,15 @@ class Comparison:
 def score_profile(profile: Profile, progress: bool = False) -> Summary:
     """The summary of the profile's strategies on its scenarios (rows held in memory), each
     inside its system's protocol where the system declares one (System.protocol)."""
-    strategies = {strategy.name: strategy for strategy in select(",".join(profile.strategies))}
+    system = SYSTEM_VERDICTS[profile.system]
+    chosen = system.strategies(profile.strategies)
+    strategies = {strategy.name: strategy for strategy in chosen}
     scenarios: Iterator[Scenario] = generate_scenarios(
         profile.seed, range(profile.scenarios), profile.settings
     )
     if progress:
         scenarios = _with_progress(scenarios, profile.scenarios)
-    protocol = SYSTEM_VERDICTS[profile.system].protocol  # the candidates run inside it
+    protocol = system.protocols(strategies)  # what the candidates run inside
     rows = score_scenarios(
         scenarios, strategies, profile.views, profile.view_settings, protocol=protocol
     )
@@ -109,6 +112,13 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
 def closing_lines(verdict: Verdict, profile: Profile, seconds: float | None = None) -> str:
     """The verdict as the terminal shows it, then where the report and the full table are."""
     lines = [render_text(verdict, "The group: " + profile.describe())]
+    system = SYSTEM_VERDICTS[profile.system]
+    if profile.current is not None and verdict.recommended:
+        # a tie that holds what the group runs: nothing to change; else each pick's move
+        picks = [profile.current] if profile.current in verdict.recommended else []
+        for pick in picks or verdict.recommended:
+            moves = migration_lines(profile.current, pick, system.pairs)
+            lines += [textwrap.fill(line, width=100) for line in moves]
     if profile.out is not None:
         lines.append(
             f"\nReport: {(profile.out / 'report.html').resolve()}"

@@ -141,7 +141,7 @@ def score_scenario(
     view_settings: ViewSettings | None = None,
     engine: str | None = None,
     stability_every: int = STABILITY_EVERY,
-    protocol: ProtocolFactory | None = None,
+    protocol: ProtocolFactory | Mapping[str, ProtocolFactory] | None = None,
 ) -> Iterator[ScoreRow]:
     """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order.
 
@@ -152,7 +152,8 @@ def score_scenario(
     `stability_every`-th step (STABILITY_EVERY) each strategy is applied again with nothing
     changed (`Runner.stability`); the other rows have no stability score (None). With
     `protocol` (a system's: rebalancing.evaluation.scoring.runner.ProtocolFactory), every
-    strategy runs inside a session of it around its `assign`, each step told its change kind.
+    strategy runs inside a session of it around its `assign`, each step told its change kind
+    (a mapping: strategy name -> its own protocol, the others none).
     """
     chosen_engine = _checked_arguments(views, engine, stability_every)
     settings = view_settings or ViewSettings()
@@ -163,7 +164,12 @@ def score_scenario(
 
         numbers = ConsumerNumbers()
     runners = {
-        name: Runner(strategy, seed, numbers, protocol)
+        name: Runner(
+            strategy,
+            seed,
+            numbers,
+            protocol.get(name) if isinstance(protocol, Mapping) else protocol,
+        )
         for name, strategy in as_strategies(strategies).items()
     }
     before: Group | None = None
@@ -245,7 +251,7 @@ def score_scenarios(
     view_settings: ViewSettings | None = None,
     engine: str | None = None,
     stability_every: int = STABILITY_EVERY,
-    protocol: ProtocolFactory | None = None,
+    protocol: ProtocolFactory | Mapping[str, ProtocolFactory] | None = None,
 ) -> Iterator[ScoreRow]:
     """Rows for every scenario in turn, lazily (one scenario's state in memory at a time)."""
     for scenario in scenarios:
