@@ -79,6 +79,7 @@ GROUPS: tuple[tuple[str, str, list[str]], ...] = (
 it says otherwise)."""
 
 SYSTEM_ORDER = (
+    "kafka",
     "kafka-eager",
     "kafka-cooperative",
     "kafka-consumer",

@@ -28,8 +28,8 @@ ALLOWED = {
     "protocols": {"contract"},  # Kafka's group protocols in seconds, over any assignor
     "testing": {"contract", "placement"},
     "sac": {"contract"},
-    "evaluation": {"contract", "placement", "strategies", "sac"},
-    "harness": {"contract", "placement", "strategies", "sac", "evaluation"},
+    "evaluation": {"contract", "placement", "strategies", "sac", "protocols"},
+    "harness": {"contract", "placement", "strategies", "sac", "protocols", "evaluation"},
     "runtime": set(),
     "adapters": {"contract", "placement", "strategies", "sac", "runtime"},
     "cli": {"evaluation", "harness", "version"},  # the `rebalancing` command, above every layer

@@ -84,7 +84,7 @@ def test_rebalancing_systems_lists_every_system_with_its_candidates(
     output = capsys.readouterr().out
     for system in ("kafka-eager", "kafka-cooperative", "rocketmq-client", "rabbitmq-sac", "any"):
         assert f"{system}:" in output
-    cooperative = output.split("kafka-cooperative:")[1].split("rocketmq-client:")[0]
+    cooperative = output.split("kafka-cooperative:")[1].split("\nkafka")[0]
     assert "cooperative_sticky" in cooperative
     assert "sticky," not in cooperative.replace("cooperative_sticky", "")
 
@@ -180,7 +180,9 @@ def test_compare_and_harness_without_the_spark_extra_name_what_to_install() -> N
         (["--mix", "join=1e999"], "--mix: weight of 'join' must be a finite number >= 0"),
         (["--mix", "join=-1"], "--mix: weight of 'join' must be a finite number >= 0"),
         (["--mix", "nothing=1"], "--mix: unknown change kind 'nothing'"),
-        (["--system", "kafka"], "argument --system: invalid choice: 'kafka'"),
+        (["--system", "kafka-classic"], "argument --system: invalid choice: 'kafka-classic'"),
+        (["--system", "kafka", "--from", "eager"], "--from: expected PROTOCOL:ASSIGNOR"),
+        (["--from", "eager:range"], "--from: only with --system kafka"),
         (["--system", "kafka-eagr"], "(did you mean 'kafka-eager'?)"),
         (["--queues", "9223372036854775808"], "--queues: at most 100,000, got"),
         (["--queues", "1000000000"], "--queues: at most 100,000, got"),

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from types import MappingProxyType
 from typing import Any
 
-from rebalancing.contract import CheckedPlan, PreviousMismatchWarning, SortedIds
+from rebalancing.contract import CheckedPlan, PreviousMismatchWarning, ProtocolRun, SortedIds
 from rebalancing.evaluation.scenarios.changes import (
     INITIAL,
     Scenario,
@@ -18,7 +18,7 @@ from rebalancing.evaluation.scenarios.changes import (
 )
 from rebalancing.evaluation.scoring.replay import ROW_FIELDS, score_scenario, score_scenarios
 from rebalancing.evaluation.scoring.scores import score
-from rebalancing.strategies import STRATEGIES, sac
+from rebalancing.strategies import STRATEGIES, Strategy, sac
 
 SMALL = ScenarioSettings(queue_range=(1, 200), consumer_range=(1, 30))
 
@@ -125,6 +125,48 @@ def test_protocol_strategies_run_through_one_session_seeded_with_the_scenario() 
             run = session.rebalance(step.queues, step.consumers)
             protocol = (row.releases, row.protocol_steps, row.rounds, row.converged)
             assert protocol == (run.releases, run.steps, run.rounds, run.converged)
+
+
+class _KindRecorder:
+    """A session that records what the scoring core tells it, and plans round robin."""
+
+    def __init__(self, change_aware: bool) -> None:
+        self.calls: list[tuple[str, str | None]] = []
+        if change_aware:
+            self.apply_change = self._apply_change
+
+    def _apply_change(self, queues: Any, consumers: Any, kind: str) -> ProtocolRun:
+        self.calls.append(("apply_change", kind))
+        return self._run(queues, consumers)
+
+    def rebalance(self, queues: Any, consumers: Any) -> ProtocolRun:
+        self.calls.append(("rebalance", None))
+        return self._run(queues, consumers)
+
+    @staticmethod
+    def _run(queues: Any, consumers: Any) -> ProtocolRun:
+        return ProtocolRun(STRATEGIES["round_robin"].assign(queues, consumers), 0, 0, 0, True)
+
+
+def test_a_change_aware_session_is_told_each_steps_change_kind() -> None:
+    scenario = Scenario(4, 2, SMALL)
+    kinds = [step.kind for step in scenario.steps()]
+    for change_aware in (True, False):
+        sessions: list[_KindRecorder] = []
+
+        def opened(
+            seed: int, aware: bool = change_aware, made: list[_KindRecorder] = sessions
+        ) -> _KindRecorder:
+            made.append(_KindRecorder(aware))
+            return made[-1]
+
+        strategy = Strategy("recorder", STRATEGIES["round_robin"].assign, "a test", opened)
+        list(score_scenario(scenario, {"recorder": strategy}, stability_every=10**9))
+        (session,) = sessions
+        expected = [
+            ("apply_change", kind) if change_aware else ("rebalance", None) for kind in kinds
+        ]
+        assert session.calls == expected
 
 
 def _holds_the_first_queue_twice(queues: Any, consumers: Any, previous: Any = None) -> Any:

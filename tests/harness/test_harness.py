@@ -16,6 +16,7 @@ import pytest
 from pyspark import __version__ as pyspark_version
 from pyspark.sql import SparkSession
 
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 from rebalancing.evaluation.report.tables import markdown_table
 from rebalancing.evaluation.scenarios.changes import generate_scenarios
 from rebalancing.evaluation.scoring.aggregates import Aggregate, aggregate, summarise
@@ -116,10 +117,13 @@ def test_aggregates_with_zones_and_weights_equal_the_pure_python_cores(
     assert "rack_aware_range" in options.strategies
     run(options, spark)
     from_spark = to_summary(_aggregates(tmp_path))
-    chosen = {name: STRATEGIES[name] for name in options.strategies}
-    rows = score_scenarios(generate_scenarios(4, range(30), options.settings), chosen)
+    system = SYSTEM_VERDICTS[options.system]  # its candidates run inside its protocol
+    chosen = {strategy.name: strategy for strategy in system.strategies(options.strategies)}
+    scenarios = generate_scenarios(4, range(30), options.settings)
+    rows = score_scenarios(scenarios, chosen, protocol=system.protocols(chosen))
     from_core = summarise(rows)
     assert from_spark.keys() == from_core.keys()
+    assert from_core[("rack_aware_range", "all")]["seconds_to_balance"].count
     assert from_core[("rack_aware_range", "all")]["cross_zone_fraction"].count
     assert from_core[("lag_greedy", "all")]["load_ratio"].count
     for group, metrics in from_core.items():

@@ -13,7 +13,7 @@ executor's Python needs no more than the scoring does.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -21,10 +21,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings
 from rebalancing.evaluation.scenarios.views import ViewSettings
 from rebalancing.evaluation.scoring.aggregates import METRICS
 from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenarios
+from rebalancing.evaluation.scoring.runner import ProtocolFactory
 from rebalancing.strategies import Strategy, resolve
 
 
@@ -74,23 +76,34 @@ def score_index_batches(
     scenarios_per_batch: int,
     views: str = "broker",
     view_settings: ViewSettings | None = None,
+    protocol: ProtocolFactory | Mapping[str, ProtocolFactory] | None = None,
+    system: str | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Score the scenarios of each batch of indices; one Arrow batch per `scenarios_per_batch`,
-    each consumer on its own view with `views="client"` (rebalancing.evaluation.scenarios.views).
+    each consumer on its own view with `views="client"` (rebalancing.evaluation.scenarios.views),
+    each strategy inside `protocol` (score_scenario's), or with `system` (a name of
+    SYSTEM_VERDICTS), its candidates as the system resolves them, inside its protocols.
 
     `strategy_specs` are resolved here, where the scoring runs (an executor): registered names,
     or `package.module:function` from a module shipped with the job. Rows carry each strategy's
     name (the spec itself for a bare function).
     """
-    strategies = resolve_strategies(strategy_specs)
+    if system is not None:
+        declared = SYSTEM_VERDICTS[system]
+        strategies = {strategy.name: strategy for strategy in declared.strategies(strategy_specs)}
+        protocol = declared.protocols(strategies)
+    else:
+        strategies = resolve_strategies(strategy_specs)
     pending: list[int] = []
     for indices in index_batches:
         pending.extend(indices)
         while len(pending) >= scenarios_per_batch:
             chunk, pending = pending[:scenarios_per_batch], pending[scenarios_per_batch:]
-            yield _score_chunk(chunk, base_seed, strategies, settings, views, view_settings)
+            yield _score_chunk(
+                chunk, base_seed, strategies, settings, views, view_settings, protocol
+            )
     if pending:
-        yield _score_chunk(pending, base_seed, strategies, settings, views, view_settings)
+        yield _score_chunk(pending, base_seed, strategies, settings, views, view_settings, protocol)
 
 
 def resolve_strategies(strategy_specs: tuple[str, ...]) -> dict[str, Strategy]:
@@ -106,9 +119,11 @@ def _score_chunk(
     settings: ScenarioSettings,
     views: str,
     view_settings: ViewSettings | None,
+    protocol: ProtocolFactory | Mapping[str, ProtocolFactory] | None,
 ) -> pa.RecordBatch:
     scenarios = (Scenario(base_seed, index, settings) for index in indices)
-    return rows_to_batch(list(score_scenarios(scenarios, strategies, views, view_settings)))
+    rows = score_scenarios(scenarios, strategies, views, view_settings, protocol=protocol)
+    return rows_to_batch(list(rows))
 
 
 def score_arrow_partition(
@@ -119,6 +134,8 @@ def score_arrow_partition(
     scenarios_per_batch: int,
     views: str = "broker",
     view_settings: ViewSettings | None = None,
+    protocol: ProtocolFactory | Mapping[str, ProtocolFactory] | None = None,
+    system: str | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: batches of scenario indices (column `id`) in, score rows out."""
     index_batches = (batch.column("id").to_pylist() for batch in batches)
@@ -130,6 +147,8 @@ def score_arrow_partition(
         scenarios_per_batch,
         views,
         view_settings,
+        protocol,
+        system,
     )
 
 

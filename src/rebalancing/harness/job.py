@@ -202,6 +202,7 @@ def _scorer(function: Any, options: HarnessOptions) -> Any:
         scenarios_per_batch=options.scenarios_per_batch,
         views=options.views,
         view_settings=options.view_settings,
+        system=options.system,  # its candidates and the protocols they run inside
     )
 
 

@@ -44,6 +44,7 @@ class HarnessOptions:
     views: str = "broker"
     view_settings: ViewSettings = field(default_factory=ViewSettings)
     system: str = ANY_SYSTEM  # where the group runs: the verdict's candidates and costs
+    current: str | None = None  # --from: the PROTOCOL:ASSIGNOR a Kafka group runs today
 
     @classmethod
     def from_profile(cls, profile: Profile, **spark: Any) -> HarnessOptions:
@@ -67,6 +68,7 @@ _PROFILE_FIELDS = (
     "settings",
     "views",
     "view_settings",
+    "current",
 )
 """The fields a run shares with its group profile, by the same names (and `out`, optional in a
 profile but not here)."""

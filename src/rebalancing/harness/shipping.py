@@ -92,10 +92,14 @@ def _is_standard_library(path: Path) -> bool:
 
 def user_module_names(strategy_specs: Iterable[str]) -> list[str]:
     """The top-level modules behind the `package.module:function` strategies, in order, once
-    each; registered names and the rebalancing package itself need nothing more."""
+    each; registered names, a system's PROTOCOL:ASSIGNOR candidates (System.pairs) and the
+    rebalancing package itself need nothing more."""
+    from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
+
+    paired = {label for system in SYSTEM_VERDICTS.values() for label in system.pairs}
     names: list[str] = []
     for spec in strategy_specs:
-        if spec in STRATEGIES or ":" not in spec:
+        if spec in STRATEGIES or spec in paired or ":" not in spec:
             continue
         top_level = spec.partition(":")[0].split(".")[0]
         if top_level != "rebalancing" and top_level not in names:

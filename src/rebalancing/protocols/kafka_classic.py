@@ -58,6 +58,7 @@ from typing import Any, Literal
 
 from rebalancing.contract import AssignFunction, ProtocolRun
 from rebalancing.protocols.kafka_common import (
+    RESTART_SECONDS,
     Change,
     Departures,
     HeartbeatPhases,
@@ -78,6 +79,8 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
     session timeout). `change(queues, consumers, crashed=..., slow=...)`: the same with the
     crashed members and the slow ones of this change named. `restart(members, down_seconds)`:
     a rolling-restart batch: `members` stop now and start again `down_seconds` later.
+    `apply_change(queues, consumers, kind)`: a scenario's change by its kind (a crash, a
+    rolling restart's leave or rejoin step, each down `restart_seconds`; KafkaGroupSession).
     """
 
     counts_heartbeats = False  # the classic protocol counts in join/sync rounds
@@ -93,6 +96,7 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         departures: Departures = "graceful",
         slow_members: Mapping[Any, float] | None = None,
         heartbeat_phases: HeartbeatPhases = "random",
+        restart_seconds: float = RESTART_SECONDS,
         max_rounds: int = 8,
     ) -> None:
         super().__init__(
@@ -104,6 +108,7 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             departures=departures,
             slow_members=slow_members,
             heartbeat_phases=heartbeat_phases,
+            restart_seconds=restart_seconds,
         )
         if protocol not in ("eager", "cooperative"):
             raise ValueError(f"unknown protocol {protocol!r}; known: eager, cooperative")
@@ -175,13 +180,19 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         *,
         crashed: Iterable[Any] = (),
         slow: Mapping[Any, float] | None = None,
+        departures: Departures | None = None,
     ) -> ProtocolRun:
         """KafkaGroupSession.change, under the classic protocol: join/sync rounds until a
         sync revokes nothing (or `max_rounds`)."""
         read = self._read_change(
-            queues, consumers, crashed, slow, slack=self.timers.heartbeat_interval
+            queues,
+            consumers,
+            crashed,
+            slow,
+            slack=self.timers.heartbeat_interval,
+            departures=departures,
         )
-        if self._unchanged(read):
+        if read.unchanged:
             return self._quiet_run()
         start = self.now
         self._draw_phases(start)
@@ -213,7 +224,7 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         for member in [member for member in self.owned if member not in read.consumers]:
             for queue in sorted(self.owned.pop(member)):
                 ledger.stop(start, member, queue, revoked=False)
-            crash = member in read.crashed or self.departures == "crash"
+            crash = member in read.crashed or read.departures == "crash"
             if crash or self.static_membership:
                 timed_out.append(self.last_heartbeat(member, start) + self.timers.session_timeout)
             else:

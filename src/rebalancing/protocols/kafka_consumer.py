@@ -61,6 +61,7 @@ from typing import Any, Literal
 
 from rebalancing.contract import AssignFunction, ProtocolRun
 from rebalancing.protocols.kafka_common import (
+    RESTART_SECONDS,
     Departures,
     HeartbeatPhases,
     KafkaGroupSession,
@@ -176,6 +177,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         departures: Departures = "graceful",
         slow_members: Mapping[Any, float] | None = None,
         heartbeat_phases: HeartbeatPhases = "random",
+        restart_seconds: float = RESTART_SECONDS,
         max_events: int | None = None,
     ) -> None:
         super().__init__(
@@ -187,6 +189,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             departures=departures,
             slow_members=slow_members,
             heartbeat_phases=heartbeat_phases,
+            restart_seconds=restart_seconds,
         )
         self.max_events = max_events
         self.clients: dict[Any, _Client] = {}
@@ -327,11 +330,12 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         *,
         crashed: Iterable[Any] = (),
         slow: Mapping[Any, float] | None = None,
+        departures: Departures | None = None,
     ) -> ProtocolRun:
         """KafkaGroupSession.change, under the consumer protocol: heartbeats until every
         member is STABLE on the newest target and consumes what it is assigned."""
-        read = self._read_change(queues, consumers, crashed, slow, slack=0.0)
-        if self._unchanged(read):
+        read = self._read_change(queues, consumers, crashed, slow, slack=0.0, departures=departures)
+        if read.unchanged:
             return self._quiet_run()
         sorted_queues, sorted_consumers = read.queues, read.consumers
         start = self.now
@@ -346,7 +350,8 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         ledger = self._new_ledger(start)
         for member in sorted(self.clients):
             if member not in sorted_consumers:
-                self._depart(member, member in read.crashed, start, ledger)
+                crash = member in read.crashed or read.departures == "crash"
+                self._depart(member, crash, start, ledger)
         for member in sorted_consumers:
             present = self.clients.get(member)
             if present is None:
@@ -382,12 +387,11 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         client = self.clients.pop(member)
         for queue in sorted(client.owned):
             ledger.stop(start, member, queue, revoked=False)
-        crash = crashed or self.departures == "crash"
-        if not crash and not self.static_membership:  # a leave (epoch -1)
+        if not crashed and not self.static_membership:  # a leave (epoch -1)
             self._tally.heartbeats += 1
             self._remove_member(member)
             return
-        if not crash:  # a static member's temporary leave (epoch -2): the coordinator keeps
+        if not crashed:  # a static member's temporary leave (epoch -2): the coordinator keeps
             # its assignment, drops what it still had to revoke, and lets the session timer
             # of its last heartbeat run out (the leave does not restart it)
             self._tally.heartbeats += 1

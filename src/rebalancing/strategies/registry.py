@@ -53,6 +53,8 @@ SYSTEMS: Mapping[str, str] = MappingProxyType(
         "kafka-cooperative": "Kafka consumer group, cooperative rebalance protocol (KIP-429)",
         "kafka-consumer": "Kafka 4 consumer group protocol (KIP-848, group.protocol=consumer): "
         "the broker assigns with a server-side assignor",
+        "kafka": "Kafka consumer group, the group protocol and its assignor chosen together "
+        "(eager, cooperative or consumer protocol; PROTOCOL:ASSIGNOR candidates)",
         "rocketmq-client": "RocketMQ, each consumer computes the plan from its own view",
         "rocketmq-broker": "RocketMQ, the broker computes the plan (and knows the previous one)",
         "rabbitmq-sac": "RabbitMQ single active consumer (queues, or a super stream's partitions)",

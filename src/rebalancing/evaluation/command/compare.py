@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -32,6 +33,7 @@ from rebalancing.evaluation.command.profile import (
 )
 from rebalancing.evaluation.command.progress import Progress
 from rebalancing.evaluation.decision.differences import ScenarioMeans
+from rebalancing.evaluation.decision.migration import migration_lines
 from rebalancing.evaluation.decision.reasons import drawn_until_decided
 from rebalancing.evaluation.decision.stopping import draw_until_settled, looks, unsettled
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
@@ -42,7 +44,6 @@ from rebalancing.evaluation.report.verdict_text import render_text
 from rebalancing.evaluation.scenarios.changes import Scenario, generate_scenarios
 from rebalancing.evaluation.scoring.aggregates import Aggregate, summarise
 from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenarios
-from rebalancing.strategies import select
 
 Summary = dict[tuple[str, str], dict[str, Aggregate]]
 
@@ -68,10 +69,12 @@ class ScenarioScoring:
     def __init__(self, profile: Profile, progress: Progress | None = None) -> None:
         self.profile = profile
         self.progress = progress
+        system = SYSTEM_VERDICTS[profile.system]
         self.strategies = {
-            strategy.name: strategy for strategy in select(",".join(profile.strategies))
+            strategy.name: strategy for strategy in system.strategies(profile.strategies)
         }
-        self.metrics = SYSTEM_VERDICTS[profile.system].criteria
+        self.protocol = system.protocols(self.strategies)  # what the candidates run inside
+        self.metrics = system.criteria
         self.rows: list[ScoreRow] = []
         self.scored = 0
         # strategy -> metric -> scenario -> [sum, count] of the defined values
@@ -89,7 +92,11 @@ class ScenarioScoring:
             self.progress.batch(self.scored, count, label, then)
             scenarios = self.progress.scenarios(scenarios)
         rows = score_scenarios(
-            scenarios, self.strategies, self.profile.views, self.profile.view_settings
+            scenarios,
+            self.strategies,
+            self.profile.views,
+            self.profile.view_settings,
+            protocol=self.protocol,
         )
         for row in rows:
             self.rows.append(row)
@@ -121,22 +128,15 @@ class ScenarioScoring:
 
 
 def score_profile(profile: Profile, progress: bool = False) -> Summary:
-    """The summary of the profile's strategies on its scenarios (rows held in memory), with a
+    """The summary of the profile's strategies on its scenarios (rows held in memory), each
+    inside its system's protocol where the system declares one (System.protocol), with a
     progress line on a terminal when `progress`."""
     shown = Progress() if progress else None
-    strategies = {strategy.name: strategy for strategy in select(",".join(profile.strategies))}
-    scenarios: Iterator[Scenario] = generate_scenarios(
-        profile.seed, range(profile.scenarios), profile.settings
-    )
-    if shown is not None:
-        shown.batch(0, profile.scenarios)
-        scenarios = shown.scenarios(scenarios)
-    summary = summarise(
-        score_scenarios(scenarios, strategies, profile.views, profile.view_settings)
-    )
+    scoring = ScenarioScoring(profile, shown)
+    scoring.score_to(profile.scenarios)
     if shown is not None:
         shown.finish()
-    return summary
+    return scoring.summary()
 
 
 def compare(profile: Profile, progress: bool = False) -> Comparison:
@@ -206,6 +206,13 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
 def closing_lines(verdict: Verdict, profile: Profile, seconds: float | None = None) -> str:
     """The verdict as the terminal shows it, then where the report and the full table are."""
     lines = [render_text(verdict, "The group: " + profile.describe())]
+    system = SYSTEM_VERDICTS[profile.system]
+    if profile.current is not None and verdict.recommended:
+        # a tie that holds what the group runs: nothing to change; else each pick's move
+        picks = [profile.current] if profile.current in verdict.recommended else []
+        for pick in picks or verdict.recommended:
+            moves = migration_lines(profile.current, pick, system.pairs)
+            lines += [textwrap.fill(line, width=100) for line in moves]
     if profile.out is not None:
         lines.append(
             f"\nReport: {(profile.out / 'report.html').resolve()}"

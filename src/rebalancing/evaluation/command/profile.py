@@ -87,12 +87,13 @@ class Profile:
     view_settings: ViewSettings = field(default_factory=ViewSettings)
     out: Path | None = None
     max_scenarios: int | None = None
+    current: str | None = None  # --from: the PROTOCOL:ASSIGNOR a Kafka group runs today
 
     def candidates(self) -> tuple[str, ...]:
         """The labels of the profile's strategies that run on its system (a user's Strategy is
         judged by its own `systems`, even under a registered name)."""
         system = SYSTEM_VERDICTS[self.system]
-        chosen = select(",".join(self.strategies))
+        chosen = system.strategies(self.strategies)
         return tuple(strategy.name for strategy in chosen if system.accepts(strategy))
 
     def verdict_on(
@@ -110,7 +111,7 @@ class Profile:
         )
         carried = self.settings.carried_inputs() | {"capacities"}  # no scenario has capacities
         option = {"consumer_zones": "--zones", "queue_zones": "--zones", "weights": "--weights"}
-        for strategy in select(",".join(self.strategies)):
+        for strategy in SYSTEM_VERDICTS[self.system].strategies(self.strategies):
             if strategy.name not in verdict.candidates or not strategy.uses - carried:
                 continue
             missing = sorted({option[name] for name in strategy.uses - carried})
@@ -133,6 +134,7 @@ class Profile:
         ):
             mix = "every change kind alike"
         views = "" if self.views == "broker" else ", client-side views"
+        today = f"; today {self.current}" if self.current else ""
         placement = ""
         if self.settings.zone_range is not None:
             placement += f", {_span(self.settings.zone_range)} zones"
@@ -141,8 +143,8 @@ class Profile:
         return (
             f"{_span(self.settings.queue_range)} queues, {_span(self.settings.consumer_range)} "
             f"consumers{placement}, {_span(self.settings.change_count_range)} changes per "
-            f"scenario ({mix}){views}; {self.scenarios:,} scenarios{self._drawn()}, seed "
-            f"{self.seed}."
+            f"scenario ({mix}){views}{today}; {self.scenarios:,} scenarios{self._drawn()}, "
+            f"seed {self.seed}."
         )
 
     def _drawn(self) -> str:
@@ -327,6 +329,15 @@ def add_profile_arguments(
         default=ANY_SYSTEM,
         help="where the group runs: it decides the candidate strategies and which costs count",
     )
+    group.add_argument(
+        "--from",
+        dest="current",
+        default=None,
+        metavar="PROTOCOL:ASSIGNOR",
+        help="with --system kafka: what the group runs today, one of "
+        + ", ".join(SYSTEM_VERDICTS["kafka"].pairs)
+        + "; the verdict ends with what moving to its pick costs",
+    )
     group.add_argument("--queues", default="1:4096", help="queue count N or range LOW:HIGH")
     group.add_argument("--consumers", default="1:256", help="consumer count N or range LOW:HIGH")
     group.add_argument(
@@ -452,8 +463,15 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
         raise ParameterError(f"--seed must fit in 64 bits, got {namespace.seed}")
     system = SYSTEM_VERDICTS[namespace.system]
     settings = _scenario_settings(namespace)
+    current = _current_pair(getattr(namespace, "current", None), system.name)
     if namespace.strategies is None:
         specs = system.candidates(carried=settings.carried_inputs())
+    elif system.pairs:
+        specs = tuple(dict.fromkeys(name.strip() for name in namespace.strategies.split(",")))
+        try:
+            system.strategies(specs)
+        except ValueError as error:
+            raise ParameterError(f"--strategies: {error}") from None
     else:
         specs = strategy_specs(namespace.strategies)
         resolved = select(",".join(specs))
@@ -485,6 +503,7 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
         view_settings=view_settings,
         out=out,
         max_scenarios=max_scenarios,
+        current=current,
     )
 
 
@@ -513,6 +532,33 @@ def _scenarios_within(option: str, count: int) -> int:
     return count
 
 
+def _current_pair(text: str | None, system: str) -> str | None:
+    """`--from` checked: a PROTOCOL:ASSIGNOR pair of `--system kafka` (ParameterError names
+    what is wrong with it and the known values)."""
+    if text is None:
+        return None
+    pairs = SYSTEM_VERDICTS["kafka"].pairs
+    known = ", ".join(pairs)
+    if system != "kafka":
+        raise ParameterError(f"--from: only with --system kafka, not --system {system}")
+    protocol, colon, assignor = text.strip().partition(":")
+    protocols = list(dict.fromkeys(label.partition(":")[0] for label in pairs))
+    if not colon:
+        raise ParameterError(f"--from: expected PROTOCOL:ASSIGNOR, got {text!r}; known: {known}")
+    if protocol not in protocols:
+        raise ParameterError(
+            f"--from: unknown protocol {protocol!r} in {text!r}; known: {', '.join(protocols)} "
+            f"(pairs: {known})"
+        )
+    if f"{protocol}:{assignor}" not in pairs:
+        mine = [label.partition(":")[2] for label in pairs if label.startswith(f"{protocol}:")]
+        raise ParameterError(
+            f"--from: unknown assignor {assignor!r} under the {protocol} protocol; known there: "
+            f"{', '.join(mine)} (pairs: {known})"
+        )
+    return f"{protocol}:{assignor}"
+
+
 def run_description(profile: Profile) -> dict[str, Any]:
     """The profile's part of run.json."""
     return {
@@ -529,4 +575,5 @@ def run_description(profile: Profile) -> dict[str, Any]:
         "weights": profile.settings.weights,
         "views": profile.views,
         "view_settings": asdict(profile.view_settings) if profile.views == "client" else None,
+        "from": profile.current,
     }

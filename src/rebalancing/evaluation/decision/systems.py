@@ -11,12 +11,14 @@ so no strategy is named here either.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from rebalancing.evaluation.scoring.aggregates import Overall
 from rebalancing.evaluation.scoring.definitions import SCORES, format_value
-from rebalancing.strategies import STRATEGIES, SYSTEMS, Strategy
+from rebalancing.evaluation.scoring.runner import ProtocolFactory
+from rebalancing.protocols import ConsumerSession, cooperative_session, eager_session
+from rebalancing.strategies import STRATEGIES, SYSTEMS, Strategy, select
 from rebalancing.strategies.registry import default_strategies, runs_on
 
 ANY_SYSTEM = "any"
@@ -35,7 +37,14 @@ class System:
     strategy's registry entry -> how to run it there, in a sentence (None: no known way);
     `note`, the sound candidates' overall aggregates -> sentences the verdict adds; `baseline`,
     what a group on this system runs today without this library, in a phrase (the strategy
-    whose plan that is, if one is registered, says so by its `baseline_on`).
+    whose plan that is, if one is registered, says so by its `baseline_on`); `protocol`, the
+    group protocol the candidates' assign functions run inside, as a session factory
+    `(assignor, *, seed) -> StrategySession` (rebalancing.evaluation.scoring.runner.
+    ProtocolFactory; Kafka's: rebalancing.protocols), so that their rows carry the protocol's
+    seconds; None: each candidate runs as it is (a function, or its own session). `pairs`, for
+    a system whose candidates are a protocol and an assignor chosen together (`kafka`): each
+    candidate's label (PROTOCOL:ASSIGNOR) -> (the system of that protocol, whose `protocol` it
+    runs inside and whose `how_to_run` says how, the registered strategy that is its assignor).
     """
 
     name: str
@@ -49,6 +58,8 @@ class System:
     how_to_run: Callable[[Strategy], str | None] | None = None
     note: Callable[[Overall, list[str]], list[str]] | None = None
     baseline: str = ""
+    protocol: ProtocolFactory | None = None
+    pairs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def candidates(
         self, registry: Mapping[str, Strategy] = STRATEGIES, carried: Collection[str] = ()
@@ -57,6 +68,8 @@ class System:
         scenarios that carry the inputs `carried` (ScenarioSettings.carried_inputs): those
         that read zones or weights (`Strategy.uses`) only when the scenarios carry them
         (registry.runs_on), as default_strategies does."""
+        if self.pairs:
+            return tuple(self.pairs)
         if self.name == ANY_SYSTEM:
             defaults = default_strategies(carried)
             return tuple(name for name in registry if name in defaults)
@@ -68,7 +81,39 @@ class System:
 
     def accepts(self, strategy: Strategy) -> bool:
         """Whether `strategy` (a registered one or a user's) can run on this system."""
+        if self.pairs:
+            return strategy.name in self.pairs
         return self.name == ANY_SYSTEM or self.name in (strategy.systems or ())
+
+    def strategies(self, specs: Iterable[str]) -> tuple[Strategy, ...]:
+        """The strategies `specs` name (registry.select), or for a system of `pairs`, each
+        pair's assignor under the pair's label; ValueError names a spec that is neither and,
+        for pairs, the known labels."""
+        chosen = [spec.strip() for spec in specs if spec.strip()]
+        if not self.pairs:
+            return select(",".join(chosen))
+        unknown = [spec for spec in chosen if spec not in self.pairs]
+        if unknown:
+            raise ValueError(
+                f"unknown {self.name} candidate {unknown[0]!r}: give PROTOCOL:ASSIGNOR, one of "
+                f"{', '.join(self.pairs)}"
+            )
+        return tuple(
+            replace(STRATEGIES[self.pairs[label][1]], name=label, open_session=None)
+            for label in chosen
+        )
+
+    def protocols(self, labels: Iterable[str]) -> ProtocolFactory | dict[str, ProtocolFactory]:
+        """What the candidates `labels` run inside (score_scenario's `protocol`): the
+        system's protocol, or for a system of `pairs`, each label's own (None: none)."""
+        if not self.pairs:
+            return self.protocol  # type: ignore[return-value]
+        chosen: dict[str, ProtocolFactory] = {}
+        for label in labels:
+            factory = DECLARED_BY_NAME[self.pairs[label][0]].protocol
+            if factory is not None:
+                chosen[label] = factory
+        return chosen
 
 
 def _module_of(strategy: Strategy) -> str:
@@ -188,6 +233,9 @@ _BASE_SHOWN = (
     ("moves", "mean"),
 )
 _TIME = ("assign_micros", "p99")
+_SECONDS = (("seconds_to_balance", "mean"), ("queue_seconds_paused", "mean"))
+"""A Kafka protocol's rebalance in seconds: the time to balance and the partition-seconds
+paused (the verdict's `time` column; `_TIME`, the assign calls' compute, stays last)."""
 _LEASE_CRITERIA = (
     "converged",
     "balance_degree",
@@ -209,6 +257,19 @@ _LEASE_SHOWN = (
     _TIME,
 )
 
+KAFKA_PAIRS: Mapping[str, tuple[str, str]] = {
+    "eager:range": ("kafka-eager", "averagely"),
+    "eager:round_robin": ("kafka-eager", "round_robin"),
+    "eager:sticky": ("kafka-eager", "sticky"),
+    "cooperative:cooperative_sticky": ("kafka-cooperative", "cooperative_sticky"),
+    "consumer:uniform": ("kafka-consumer", "uniform"),
+    "consumer:server_range": ("kafka-consumer", "server_range"),
+}
+"""`--system kafka`'s candidates, PROTOCOL:ASSIGNOR -> (the system of that protocol, the
+registered strategy that is the assignor): the classic protocol's assignors Kafka ships (range is
+averagely for one topic, RangeAssignor; RoundRobinAssignor; StickyAssignor; the cooperative
+protocol's CooperativeStickyAssignor) and the consumer protocol's two server-side assignors."""
+
 DECLARED: tuple[System, ...] = (
     System(
         "kafka-eager",
@@ -216,12 +277,13 @@ DECLARED: tuple[System, ...] = (
         "every member gives up every partition at each rebalance, so the partitions that "
         "move cost a handover (state, caches, in-flight work) on top of the pause",
         ("balance_degree", "queues_paused", "moves", "stickiness"),
-        (*_BASE_SHOWN, ("queues_paused", "mean"), _TIME),
+        (*_BASE_SHOWN, ("queues_paused", "mean"), *_SECONDS, _TIME),
         vendor="kafka",
         zone_aware=True,
         how_to_run=_kafka(cooperative=False),
         note=_eager_note,
         baseline="the Kafka clients' default assignor, RangeAssignor",
+        protocol=eager_session,
     ),
     System(
         "kafka-cooperative",
@@ -229,11 +291,12 @@ DECLARED: tuple[System, ...] = (
         "only the partitions that move are revoked and paused, for a second rebalance: "
         "moves are the pauses",
         ("balance_degree", "moves", "stickiness"),
-        (*_BASE_SHOWN, _TIME),
+        (*_BASE_SHOWN, *_SECONDS, ("rounds", "mean"), _TIME),
         vendor="kafka",
         zone_aware=True,
         how_to_run=_kafka(cooperative=True),
         baseline="CooperativeStickyAssignor, the assignor Kafka's cooperative protocol comes with",
+        protocol=cooperative_session,
     ),
     System(
         "kafka-consumer",
@@ -241,11 +304,40 @@ DECLARED: tuple[System, ...] = (
         "the broker plans with its server-side assignor and revokes only the partitions that "
         "move, member by member, with no group-wide barrier: moves are the pauses",
         ("balance_degree", "moves", "stickiness"),
-        (*_BASE_SHOWN, _TIME),
+        (*_BASE_SHOWN, *_SECONDS, ("heartbeats", "mean"), _TIME),
         vendor="kafka",
         how_to_run=_server_side,
+        protocol=ConsumerSession,
         baseline="the broker's default server-side assignor, uniform (the first of "
         "group.consumer.assignors)",
+    ),
+    System(
+        "kafka",
+        "Kafka, the group protocol and its assignor chosen together",
+        "a rebalance costs seconds of partitions unread: every partition until the barrier "
+        "under the eager protocol, the moved ones for a second round under the cooperative "
+        "one, the moved ones member by member under the consumer protocol (KIP-848)",
+        # partition-seconds unread first: the eager barrier ends soonest but stops everything
+        (
+            "queue_seconds_unowned",
+            "seconds_to_balance",
+            "queue_seconds_paused",
+            "balance_degree",
+            "moves",
+            "stickiness",
+        ),
+        (
+            *_BASE_SHOWN,
+            ("queues_paused", "mean"),
+            ("seconds_to_balance", "mean"),
+            ("seconds_to_balance", "p95"),
+            ("queue_seconds_unowned", "mean"),
+            ("queue_seconds_paused", "mean"),
+            _TIME,
+        ),
+        vendor="kafka",
+        baseline="the Java client's default, RangeAssignor under the eager protocol (eager:range)",
+        pairs=KAFKA_PAIRS,
     ),
     System(
         "rocketmq-client",
@@ -382,6 +474,9 @@ DECLARED: tuple[System, ...] = (
 )
 """Every system as declared; SYSTEM_VERDICTS adds the placement and stability criteria."""
 
+DECLARED_BY_NAME: dict[str, System] = {system.name: system for system in DECLARED}
+"""Every system as declared, by name."""
+
 _CROSS_ZONE = ("cross_zone_fraction", "mean")
 _LOAD = ("load_ratio", "mean")
 
@@ -424,6 +519,8 @@ def how_to_run(system: str, strategy: str) -> str | None:
     the system's own class that makes the same plan, and what it needs (`Strategy.needs`); None
     where this project knows no way (a user's strategy, or `any`)."""
     declared = SYSTEM_VERDICTS[system]
+    if strategy in declared.pairs:  # PROTOCOL:ASSIGNOR: how its protocol's system runs it
+        return how_to_run(*declared.pairs[strategy])
     if strategy not in STRATEGIES or declared.how_to_run is None:
         return None
     how = declared.how_to_run(STRATEGIES[strategy])
@@ -435,9 +532,11 @@ def candidates_needs(system: System) -> dict[str, list[str]]:
     """What the system's candidates need beyond the library (`Strategy.needs`) -> the candidates
     that need it, for `rebalancing systems`."""
     needs: dict[str, list[str]] = {}
-    for candidate in system.candidates():
-        if STRATEGIES[candidate].needs:
-            needs.setdefault(STRATEGIES[candidate].needs, []).append(candidate)
+    for candidate, strategy in zip(
+        system.candidates(), system.strategies(system.candidates()), strict=True
+    ):
+        if strategy.needs:
+            needs.setdefault(strategy.needs, []).append(candidate)
     return needs
 
 

@@ -82,6 +82,8 @@ SUMMARY_COLUMNS: tuple[Column, ...] = (
     _column("seconds_to_balance", "p95"),
     _column("queue_seconds_unowned", "mean"),
     _column("queue_seconds_doubly_owned", "mean"),
+    _column("queue_seconds_paused", "mean"),
+    _column("heartbeats", "mean"),
     _column("moves_when_unchanged", "max"),
     _column("rebalances_to_fixed_point", "max"),
     _column("orphans", "max"),

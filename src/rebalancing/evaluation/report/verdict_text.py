@@ -31,7 +31,7 @@ TERMINAL_DOMINATED = 5
 def _header(metric: str, statistic: str) -> str:
     score = SCORES[metric]
     named = score.label if statistic == "mean" else f"{score.label} {statistic}"
-    unit = {"%": "%", "µs": "µs"}.get(score.unit, "")
+    unit = {"%": "%", "µs": "µs", "s": "s"}.get(score.unit, "")
     return f"{named} {unit}".strip()
 
 

@@ -54,10 +54,13 @@ METRICS: tuple[str, ...] = (
     "load_ratio_gap",
     "load_kept",
     "load_moved",
+    "queue_seconds_paused",
+    "heartbeats",
 )
 """The row columns that are aggregated: every score of DESIGN.md, the protocol cost, the
 client-view costs, the stability score, the protocols' time scores and the placement scores
-(zones and weights)."""
+(zones and weights), then the Kafka protocols' paused partition-seconds and heartbeats (last, so
+that the columns before them stay where they were)."""
 
 ALL_CHANGES = "all"
 """The change-kind label of the aggregate over every step of a strategy."""

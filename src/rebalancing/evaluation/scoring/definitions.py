@@ -139,11 +139,13 @@ SCORES: dict[str, Score] = {
         ),
         Score(
             "assign_micros",
-            "time",
-            "wall time of one rebalance: the call of the strategy's own function, as consumer "
-            "code calls it, or the protocol session's rebalance, on this machine; where a "
-            "compiled copy makes the plans (sticky, averagely, the consistent hashings), the "
-            "function itself runs and is timed on a seeded eighth of the steps",
+            "compute",
+            "the compute cost of one rebalance, wall time on this machine: the call of the "
+            "strategy's own function, as consumer code calls it (where a compiled copy makes "
+            "the plans, as for sticky, averagely and the consistent hashings, the function "
+            "itself runs and is timed on a seeded eighth of the steps); inside a system's "
+            "protocol (Kafka's), its assign calls only; a protocol strategy's own session, its "
+            "whole rebalance",
             "µs",
             "lower",
         ),
@@ -268,10 +270,11 @@ SCORES: dict[str, Score] = {
         ),
         Score(
             "seconds_to_balance",
-            "seconds to balance",
+            "time",
             "seconds from the change until the last change of who processes what, with the "
-            "system's default intervals (Event Hubs: 30 s cycles; KCL: 20 s taker runs; SAC: "
-            "a 2 ms hand-over per round of releases); protocols with a time model only",
+            "system's default intervals (Kafka: its group protocol's heartbeats, session "
+            "timeout and rounds; Event Hubs: 30 s cycles; KCL: 20 s taker runs; SAC: a 2 ms "
+            "hand-over per round of releases); protocols with a time model only",
             "s",
             "lower",
         ),
@@ -291,6 +294,25 @@ SCORES: dict[str, Score] = {
             "queue until its old owner notices), summed over the queues",
             "queue-seconds",
             "lower",
+        ),
+        Score(
+            "queue_seconds_paused",
+            "paused s",
+            "the part of the unowned time that followed a revocation from a member still in "
+            "the group (a queue read, given up on purpose, and not yet read again: under "
+            "Kafka's eager protocol every partition until the sync), summed over the queues; "
+            "Kafka's protocols only",
+            "queue-seconds",
+            "lower",
+        ),
+        Score(
+            "heartbeats",
+            "heartbeats",
+            "heartbeat requests the members sent from the change until the group was quiet "
+            "(Kafka's consumer protocol, KIP-848, whose rebalance runs on heartbeats)",
+            "requests",
+            "lower",
+            True,
         ),
         Score(
             "cross_zone_fraction",

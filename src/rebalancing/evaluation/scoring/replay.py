@@ -69,7 +69,7 @@ from rebalancing.evaluation.scoring.definitions import STABILITY_BOUND
 from rebalancing.evaluation.scoring.groups import ClientViews, Group
 from rebalancing.evaluation.scoring.placement_step import NOT_PLACED, StepPlacement, exact
 from rebalancing.evaluation.scoring.rows import ROW_FIELDS, ScoreRow, make_row
-from rebalancing.evaluation.scoring.runner import Attempt, Runner, checked_plan
+from rebalancing.evaluation.scoring.runner import Attempt, ProtocolFactory, Runner, checked_plan
 from rebalancing.evaluation.scoring.scores import (
     PreviousReading,
     Scores,
@@ -155,6 +155,7 @@ def score_scenario(
     view_settings: ViewSettings | None = None,
     engine: str | None = None,
     stability_every: int = STABILITY_EVERY,
+    protocol: ProtocolFactory | Mapping[str, ProtocolFactory] | None = None,
 ) -> Iterator[ScoreRow]:
     """Rows for every (step, strategy) of `scenario`, step by step, strategies in name order.
 
@@ -163,7 +164,10 @@ def score_scenario(
     rows say which. `engine` counts the scores compiled ("kernel", the default when numba is
     installed) or with the reference ("reference"): the rows are the same (ENGINES). Every
     `stability_every`-th step (STABILITY_EVERY) each strategy is applied again with nothing
-    changed (`Runner.stability`); the other rows have no stability score (None).
+    changed (`Runner.stability`); the other rows have no stability score (None). With
+    `protocol` (a system's: rebalancing.evaluation.scoring.runner.ProtocolFactory), every
+    strategy runs inside a session of it around its `assign`, each step told its change kind
+    (a mapping: strategy name -> its own protocol, the others none).
     """
     chosen_engine = _checked_arguments(views, engine, stability_every)
     settings = view_settings or ViewSettings()
@@ -174,7 +178,12 @@ def score_scenario(
 
         numbers = ConsumerNumbers()
     runners = {
-        name: Runner(strategy, seed, numbers)
+        name: Runner(
+            strategy,
+            seed,
+            numbers,
+            protocol.get(name) if isinstance(protocol, Mapping) else protocol,
+        )
         for name, strategy in as_strategies(strategies).items()
     }
     before: Group | None = None
@@ -257,9 +266,10 @@ def score_scenarios(
     view_settings: ViewSettings | None = None,
     engine: str | None = None,
     stability_every: int = STABILITY_EVERY,
+    protocol: ProtocolFactory | Mapping[str, ProtocolFactory] | None = None,
 ) -> Iterator[ScoreRow]:
     """Rows for every scenario in turn, lazily (one scenario's state in memory at a time)."""
     for scenario in scenarios:
         yield from score_scenario(
-            scenario, strategies, views, view_settings, engine, stability_every
+            scenario, strategies, views, view_settings, engine, stability_every, protocol
         )

@@ -69,6 +69,8 @@ class ScoreRow:
     load_ratio_gap: float | None = None
     load_kept: float | None = None
     load_moved: float | None = None
+    queue_seconds_paused: float | None = None
+    heartbeats: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,6 +139,8 @@ def make_row(
         seconds_to_balance=run.seconds_to_balance if run else None,
         queue_seconds_unowned=run.queue_seconds_unowned if run else None,
         queue_seconds_doubly_owned=run.queue_seconds_doubly_owned if run else None,
+        queue_seconds_paused=run.queue_seconds_paused if run else None,
+        heartbeats=run.heartbeats if run else None,
         **vars(placed),  # PlacementScores' fields are ScoreRow's of the same names
         **vars(scores),  # its fields, without the deep copy asdict makes
     )

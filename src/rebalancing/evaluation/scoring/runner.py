@@ -1,6 +1,13 @@
 """One strategy through one scenario: the plan in force (in every form the next step reads it),
 the session of a protocol strategy, the compiled twin where one stands for the strategy, a step's
-rebalance, putting a plan in force, and the stability check.
+rebalance, putting a plan in force, and the stability check. A session that can be told how a
+change happened (rebalancing.contract.ChangeAwareSession: a crash, a rolling restart, a graceful
+change) is given each step's change kind (`apply_change`); any other, the group (`rebalance`).
+A strategy scored on a system that declares the protocol its assignors run inside (`protocol`, a
+session factory `(assignor, *, seed) -> StrategySession`, such as Kafka's group protocols) runs
+through that protocol's session around its `assign`, which the session calls with the step's
+placement inputs; its time (`Attempt.nanoseconds`) is then the assign calls' alone, the compute
+cost, and the protocol's own cost is in seconds in its run.
 
 A plan is put in force by one method, `Runner.accept`, in one of two forms: read by the compiled
 scores (their `Owners`, and the plan as a CheckedPlan that is inverted only if the strategy
@@ -21,12 +28,22 @@ from functools import partial
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from rebalancing.contract import CheckedPlan, PreviousMismatchWarning, ProtocolRun, StrategySession
+from rebalancing.contract import (
+    ChangeAwareSession,
+    CheckedPlan,
+    PreviousMismatchWarning,
+    ProtocolRun,
+    StrategySession,
+)
 from rebalancing.evaluation.scenarios.views import ViewOutcome, client_side_rebalance
 from rebalancing.evaluation.scoring.definitions import STABILITY_BOUND
 from rebalancing.evaluation.scoring.groups import ClientViews, Group
 from rebalancing.evaluation.scoring.scores import PreviousReading, read_previous
 from rebalancing.strategies import Strategy
+
+ProtocolFactory = Callable[..., StrategySession]
+"""A system's protocol as a session factory: `protocol(assignor, seed=...)`, the session of one
+group whose members plan with `assignor` (an assign function)."""
 
 if TYPE_CHECKING:
     from rebalancing.evaluation.scoring.compiled_scores import ConsumerNumbers, Owners
@@ -67,11 +84,23 @@ class Runner:
     the kernel engine), the compiled scores read its plans, and its compiled twin, if it has
     one, stands for it where `twin_ready` says."""
 
-    def __init__(self, strategy: Strategy, seed: int, numbers: ConsumerNumbers | None) -> None:
+    def __init__(
+        self,
+        strategy: Strategy,
+        seed: int,
+        numbers: ConsumerNumbers | None,
+        protocol: ProtocolFactory | None = None,
+    ) -> None:
         self.strategy = strategy
-        self.session: StrategySession | None = (
-            strategy.open_session(seed=seed) if strategy.open_session else None
-        )
+        self.inputs: dict[str, Any] = {}  # the step's placement this strategy declares
+        self.in_protocol = protocol is not None
+        self.assign_nanoseconds = 0  # the assign calls' time, in a protocol's session
+        self.session: StrategySession | None = None
+        if protocol is not None:
+            self.session = protocol(self._timed_assign, seed=seed)
+        elif strategy.open_session:
+            self.session = strategy.open_session(seed=seed)
+        self.change_aware = isinstance(self.session, ChangeAwareSession)
         self.in_force = PlanInForce()
         self.numbers = numbers
         self.twin: Twin | None = None
@@ -82,7 +111,6 @@ class Runner:
             self.in_force.owners = NO_PLAN
             if self.session is None:  # a protocol's session rebalances, never its `assign`
                 self.twin = twin_of(strategy.assign)
-        self.inputs: dict[str, Any] = {}  # the step's placement this strategy declares
         # whether every queue id of the plan in force is a plain int, as a twin gives them back:
         # sticky keeps its previous plan's own ids (True, an IntEnum member) where the group's
         # queue equals them, so the twin may stand for it only then (kept with a twin only)
@@ -93,6 +121,17 @@ class Runner:
         if not self.inputs:
             return self.strategy.assign
         return partial(self.strategy.assign, **self.inputs)
+
+    def _timed_assign(
+        self, queues: Iterable[Any], consumers: Iterable[Any], previous: Any = None
+    ) -> Any:
+        """The strategy's `assign` (with the step's inputs) as a protocol's session calls it,
+        its time added to `assign_nanoseconds`."""
+        started = time.perf_counter_ns()
+        try:
+            return self.assign()(queues, consumers, previous)
+        finally:
+            self.assign_nanoseconds += time.perf_counter_ns() - started
 
     def reading_before(self) -> PreviousReading | None:
         """The plan in force as the reference scores read a previous plan, read now when the
@@ -112,11 +151,16 @@ class Runner:
         run: ProtocolRun | None = None
         positions = outcome = None
         twin_ready = not timed and views is None and self.twin_ready(group, self.in_force.owners)
+        self.assign_nanoseconds = 0
         started = time.perf_counter_ns()
         try:
-            if self.session is not None:
-                run = self.session.rebalance(group.queues, group.consumers)
+            if self.change_aware:
+                assert isinstance(self.session, ChangeAwareSession)
+                run = self.session.apply_change(group.queues, group.consumers, group.step.kind)
                 result: Any = run.owners
+            elif self.session is not None:
+                run = self.session.rebalance(group.queues, group.consumers)
+                result = run.owners
             elif twin_ready:
                 result, positions = self._run_twin(group, self.in_force.owners)
             elif views is not None:
@@ -138,11 +182,18 @@ class Runner:
             else:
                 result = self.strategy.assign(group.queues, group.consumers, self.in_force.previous)
         except Exception as error:  # the row reports it; one broken strategy stops nothing
-            elapsed = None if twin_ready else time.perf_counter_ns() - started
+            elapsed = None if twin_ready else self._elapsed(started)
             return Attempt({}, None, f"{type(error).__name__}: {error}", elapsed)
-        elapsed = None if twin_ready else time.perf_counter_ns() - started
+        elapsed = None if twin_ready else self._elapsed(started)
         plan, error_text = as_plan(result)
         return Attempt(plan, run, error_text, elapsed, positions, outcome)
+
+    def _elapsed(self, started: int) -> int:
+        """The rebalance's compute time: the assign calls' in a protocol's session, else the
+        whole call's since `started`."""
+        if self.in_protocol:
+            return self.assign_nanoseconds
+        return time.perf_counter_ns() - started
 
     def accept(
         self,

@@ -1,0 +1,95 @@
+"""What moving a live Kafka group from the protocol and assignor it runs today (`--from
+PROTOCOL:ASSIGNOR`) to the verdict's pick costs, as Kafka documents it: the verdict's last lines
+under `--system kafka`.
+
+- Within a classic protocol (an assignor for another): the consumer config
+  partition.assignment.strategy takes a list, and the coordinator picks an assignor every
+  member lists, so one rolling restart lists both (the new one first) and a second drops the
+  old one.
+- From eager to a cooperative assignor (KIP-429): the same two rolling restarts, which the Java
+  client documents for this upgrade; kafka-python refuses a consumer that lists assignors of
+  both protocols, so there the group stops once (every consumer stopped, then started with the
+  cooperative assignor). Back from cooperative to eager: the two restarts in reverse order.
+- To the consumer protocol (KIP-848): Kafka 4's online upgrade. Read from apache/kafka at
+  commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (the commit rebalancing.protocols.kafka_timers
+  cites), group-coordinator: GroupCoordinatorConfig defines `group.consumer.migration.policy`
+  (an internal broker config there) with the default BIDIRECTIONAL, and
+  GroupMetadataManager.validateOnlineUpgrade converts a non-empty classic group into a consumer
+  group when a member's first ConsumerGroupHeartbeat reaches it, if the policy allows upgrades,
+  the group uses the consumer embedded protocol (a plain consumer group, not Connect's) and it
+  fits group.consumer.max.size; the classic members stay in the converted group until they are
+  restarted. The way back (validateOnlineDowngradeWithFencedMember): the group converts back
+  once its last consumer-protocol member leaves and the others all use the classic protocol.
+- Between the consumer protocol's server-side assignors: the broker plans with the assignor
+  most members name in group.remote.assignor (ConsumerGroup.computePreferredServerAssignor),
+  so one rolling restart moves the group, which switches half-way through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+KAFKA_NAMES: Mapping[str, str] = {
+    "averagely": "RangeAssignor",
+    "round_robin": "RoundRobinAssignor",
+    "sticky": "StickyAssignor",
+    "cooperative_sticky": "CooperativeStickyAssignor",
+    "uniform": "uniform",
+    "server_range": "range",
+}
+"""A registered strategy -> the name a Kafka consumer's configuration gives the same assignor
+(partition.assignment.strategy's class, or group.remote.assignor's value)."""
+
+CLASSIC = ("eager", "cooperative")
+"""The classic group protocol's two rebalance protocols."""
+
+
+def _protocol_and_name(pair: tuple[str, str], label: str) -> tuple[str, str]:
+    """(the protocol of `label`, PROTOCOL:ASSIGNOR, and its assignor's Kafka name)."""
+    protocol = label.partition(":")[0]
+    return protocol, KAFKA_NAMES.get(pair[1], pair[1])
+
+
+def migration_lines(current: str, pick: str, pairs: Mapping[str, tuple[str, str]]) -> list[str]:
+    """What moving a group from the pair `current` to the pair `pick` costs, in sentences
+    (`pairs`: System.pairs, label -> (its protocol's system, its registered strategy))."""
+    if current == pick:
+        return [f"The group runs {pick} already: nothing to change."]
+    before, old = _protocol_and_name(pairs[current], current)
+    after, new = _protocol_and_name(pairs[pick], pick)
+    move = f"From {current} to {pick}:"
+    if before in CLASSIC and after in CLASSIC:
+        both = (
+            f"one rolling restart with partition.assignment.strategy=[{new}, {old}] (the "
+            f"coordinator picks an assignor every member lists), then a second with {new} alone"
+        )
+        if before == after:
+            return [f"{move} {both}."]
+        which = "the KIP-429 upgrade in reverse" if after == "eager" else "KIP-429's upgrade"
+        return [
+            f"{move} in the Java client, {both}: {which}; kafka-python "
+            "refuses a consumer listing assignors of both protocols, so there the group stops "
+            f"once: every consumer stopped, then started with {new}."
+        ]
+    if before in CLASSIC:
+        return [
+            f"{move} Kafka 4's online upgrade, one rolling restart of the consumers with "
+            f"group.protocol=consumer and group.remote.assignor={new}: the first one's heartbeat "
+            "converts the group into a consumer group, the classic members in it until their "
+            "restart, where the broker's group.consumer.migration.policy allows it "
+            "(bidirectional, its default) and the group is a plain consumer group within "
+            "group.consumer.max.size. It needs the Java client 4.0 or later and brokers 4.0 or "
+            "later (kafka-python and aiokafka have no consumer protocol)."
+        ]
+    if after in CLASSIC:
+        return [
+            f"{move} the online downgrade, one rolling restart of the consumers with "
+            f"group.protocol=classic and partition.assignment.strategy=[{new}]: the group "
+            "converts back to a classic group when its last consumer-protocol member leaves "
+            "(group.consumer.migration.policy bidirectional, its default, or downgrade)."
+        ]
+    return [
+        f"{move} one rolling restart with group.remote.assignor={new}: the broker plans with "
+        "the assignor most members name, so the group switches half-way through (the "
+        "broker's group.consumer.assignors must list it)."
+    ]
