@@ -1,5 +1,8 @@
 """Hypothesis profiles: `default` for developers, `ci` (derandomised) when CI is set, and
-`thorough` (HYPOTHESIS_PROFILE=thorough, `make thorough`) for ten times more examples.
+`thorough` (HYPOTHESIS_PROFILE=thorough, `make thorough`) for ten times more examples. The same
+profile runs the tests marked `thorough` (the heavier versions of checks that lighter ones make
+in the default run, which `make test` keeps under ten minutes on two cores); without it they are
+deselected, unless `-m` picks tests by mark itself (`pytest -m thorough` runs just them).
 
 And the groups of pytest-xdist (`make pytest` runs `-n 2 --dist loadgroup`): a test that uses
 one of SHARED_PROCESSES' fixtures, or a module-scoped fixture, runs on the same worker as the
@@ -31,9 +34,8 @@ settings.register_profile(
 )
 settings.register_profile("ci", settings.get_profile("default"), derandomize=True)
 settings.register_profile("thorough", settings.get_profile("default"), max_examples=3000)
-settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
-)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+settings.load_profile(PROFILE)
 
 SHARED_PROCESSES = {
     # the cluster and Connect tests also need the embedded Spark (their reference run): one
@@ -87,9 +89,22 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput[GROUPS_DIRECTORY] = str(groups_directory(node.config))
 
 
+def deselect_thorough(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the tests marked `thorough` unless the thorough profile runs or `-m` chooses
+    by mark (see the module's docstring)."""
+    if PROFILE == "thorough" or config.getoption("markexpr", ""):
+        return
+    thorough = [item for item in items if item.get_closest_marker("thorough") is not None]
+    if thorough:
+        config.hook.pytest_deselected(items=thorough)
+        items[:] = [item for item in items if item.get_closest_marker("thorough") is None]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker, sort the tests (groups first, see the module's docstring) and write
-    {node id: group} of the grouped tests for the controller."""
+    """Leave out the thorough tests (deselect_thorough); then, on an xdist worker, sort the
+    tests (groups first, see the module's docstring) and write {node id: group} of the grouped
+    tests for the controller."""
+    deselect_thorough(config, items)
     worker_input = getattr(config, "workerinput", None)
     if worker_input is None or GROUPS_DIRECTORY not in worker_input:
         return
