@@ -169,7 +169,7 @@ def _running(pids: list[int]) -> list[int]:
     return running
 
 
-@pytest.mark.xdist_group("spark-daemons")
+@pytest.mark.xdist_group("spark")
 def test_the_cluster_command_prints_the_master_and_stops_every_daemon_at_sigterm(
     tmp_path: Path,
 ) -> None:
