@@ -9,8 +9,8 @@ one of SHARED_PROCESSES' fixtures, or a module-scoped fixture, runs on the same 
 other tests that share it, so that each daemon (an embedded Spark, a standalone cluster and a
 Connect server, a RabbitMQ broker) and each expensive module fixture starts once, not once per
 worker. Every Spark test is in one group: one embedded Spark for the run (the cluster and
-Connect tests compare with its runs too), and Spark's JVMs on one worker at a time while the
-other runs the rest. The workers sort the daemons' groups first (in SHARED_PROCESSES' order),
+Connect tests compare with its runs too), its daemons all on one worker while the other runs
+the rest. The workers sort the daemons' groups first (in SHARED_PROCESSES' order),
 then the other groups, then single tests, and xdist hands them out in that order, so the Spark
 group starts at once and the single tests fill the other worker around it.
 
