@@ -1,6 +1,6 @@
 """The compiled scores (rebalancing.evaluation.scoring.compiled_scores) against the reference
 (rebalancing.evaluation.scoring.scores): the same rows on a thousand seeded scenarios (1,900 in
-the thorough profile), some fifteen thousand runs of a strategy through a scenario, broken plans
+the thorough profile), some 14,000 runs of a strategy through a scenario per engine, broken plans
 included, and the same scores for any plan the compiled path accepts."""
 
 from __future__ import annotations
