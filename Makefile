@@ -42,8 +42,10 @@ PYTEST_WORKERS ?= 2
 pytest: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
+# The thorough profile: ten times more hypothesis examples, all the seeded scenarios, and the
+# tests marked `thorough` (the heavy versions of checks made lighter in `make test`).
 thorough: $(VENV)/.installed-dev
-	HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest
+	HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 # Re-run the notebooks and save their outputs (plots) into the committed files.
 notebooks: $(VENV)/.installed-dev

@@ -1,13 +1,18 @@
 """Hypothesis profiles: `default` for developers, `ci` (derandomised) when CI is set, and
-`thorough` (HYPOTHESIS_PROFILE=thorough, `make thorough`) for ten times more examples.
+`thorough` (HYPOTHESIS_PROFILE=thorough, `make thorough`) for ten times more examples. The same
+profile runs the tests marked `thorough` (the heavier versions of checks that lighter ones make
+in the default run, which `make test` keeps under ten minutes on two cores); without it they are
+deselected, unless `-m` picks tests by mark itself (`pytest -m thorough` runs just them).
 
 And the groups of pytest-xdist (`make pytest` runs `-n 2 --dist loadgroup`): a test that uses
 one of SHARED_PROCESSES' fixtures, or a module-scoped fixture, runs on the same worker as the
 other tests that share it, so that each daemon (an embedded Spark, a standalone cluster and a
 Connect server, a RabbitMQ broker) and each expensive module fixture starts once, not once per
-worker. The workers sort the daemons' groups first (in SHARED_PROCESSES' order, the longest
-first), then the other groups, then single tests, and xdist hands them out in that order, so the
-long Spark groups start at once and the single tests fill the other worker around them.
+worker. Every Spark test is in one group: one embedded Spark for the run (the cluster and
+Connect tests compare with its runs too), its daemons all on one worker while the other runs
+the rest. The workers sort the daemons' groups first (in SHARED_PROCESSES' order),
+then the other groups, then single tests, and xdist hands them out in that order, so the Spark
+group starts at once and the single tests fill the other worker around it.
 
 xdist's own loadgroup tells the controller a test's group by appending `@group` to its node id,
 which pytest 9.2 no longer lets a plugin change (pytest-xdist issue 1386): the groups would be
@@ -31,15 +36,13 @@ settings.register_profile(
 )
 settings.register_profile("ci", settings.get_profile("default"), derandomize=True)
 settings.register_profile("thorough", settings.get_profile("default"), max_examples=3000)
-settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
-)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+settings.load_profile(PROFILE)
 
 SHARED_PROCESSES = {
-    # the cluster and Connect tests also need the embedded Spark (their reference run): one
-    # group, so that the other worker starts one more embedded Spark at most
-    "standalone_cluster": "spark-daemons",
-    "connect_server": "spark-daemons",
+    # the cluster and Connect tests also need the embedded Spark (their reference run)
+    "standalone_cluster": "spark",
+    "connect_server": "spark",
     "spark": "spark",
     "rabbitmq_session_broker": "rabbitmq",
 }
@@ -87,14 +90,27 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput[GROUPS_DIRECTORY] = str(groups_directory(node.config))
 
 
+def deselect_thorough(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the tests marked `thorough` unless the thorough profile runs or `-m` chooses
+    by mark (see the module's docstring)."""
+    if PROFILE == "thorough" or config.getoption("markexpr", ""):
+        return
+    thorough = [item for item in items if item.get_closest_marker("thorough") is not None]
+    if thorough:
+        config.hook.pytest_deselected(items=thorough)
+        items[:] = [item for item in items if item.get_closest_marker("thorough") is None]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker, sort the tests (groups first, see the module's docstring) and write
-    {node id: group} of the grouped tests for the controller."""
+    """Leave out the thorough tests (deselect_thorough); then, on an xdist worker, sort the
+    tests (groups first, see the module's docstring) and write {node id: group} of the grouped
+    tests for the controller."""
+    deselect_thorough(config, items)
     worker_input = getattr(config, "workerinput", None)
     if worker_input is None or GROUPS_DIRECTORY not in worker_input:
         return
     groups = {item.nodeid: group for item in items if (group := xdist_group(item)) is not None}
-    first = list(dict.fromkeys(SHARED_PROCESSES.values()))  # the daemons' groups, longest first
+    first = list(dict.fromkeys(SHARED_PROCESSES.values()))  # the daemons' groups
     items.sort(  # stable: within a group, and among single tests, the order stays as collected
         key=lambda item: (
             first.index(groups[item.nodeid]) if groups.get(item.nodeid) in first else len(first),
@@ -123,7 +139,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def __init__(self, config: pytest.Config, log: Any) -> None:
             super().__init__(config, log)
             # scopes in the order the workers sorted the tests (the daemons' groups first),
-            # not xdist's largest-first, which would start the three long cluster tests late
+            # not xdist's largest-first, which would start the long Spark group late
             config.option.loadscopereorder = False
 
         def _split_scope(self, nodeid: str) -> str:

@@ -22,10 +22,10 @@ from pyspark.sql import SparkSession
 from rebalancing.harness.job import run
 from rebalancing.harness.options import parse_options
 from tests.harness.spark_runs import (
-    CLUSTER_RUN,
     EXECUTOR_LACKS,
     USER_PACKAGE,
     USER_STRATEGY_SOURCE,
+    EmbeddedAggregates,
     comparable_aggregates,
 )
 from tools.local_cluster import LOOPBACK, ConnectServer, StandaloneCluster
@@ -87,19 +87,27 @@ def user_strategy_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def embedded_aggregates(
     spark: SparkSession, user_strategy_directory: Path, tmp_path_factory: pytest.TempPathFactory
-) -> list[dict[str, Any]]:
-    """The aggregates of CLUSTER_RUN on the embedded local[2] Spark, timings left out: what
-    every cluster and Connect run of the same scenarios must equal."""
-    out = tmp_path_factory.mktemp("embedded-run")
-    with pytest.MonkeyPatch.context() as patch:  # the driver imports the user's module
-        patch.syspath_prepend(str(user_strategy_directory))
-        run(parse_options([*CLUSTER_RUN, "--out", str(out)]), spark)
-    return comparable_aggregates(out)
+) -> EmbeddedAggregates:
+    """The aggregates of a run on the embedded local[2] Spark, timings left out, run once per
+    set of arguments: what every cluster and Connect run of the same scenarios must equal."""
+    runs: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+
+    def aggregates(arguments: tuple[str, ...]) -> list[dict[str, Any]]:
+        if arguments not in runs:
+            out = tmp_path_factory.mktemp("embedded-run")
+            with pytest.MonkeyPatch.context() as patch:  # the driver imports the user's module
+                patch.syspath_prepend(str(user_strategy_directory))
+                run(parse_options([*arguments, "--out", str(out)]), spark)
+            runs[arguments] = comparable_aggregates(out)
+        return runs[arguments]
+
+    return aggregates
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
-    """A master and two one-core workers on 127.0.0.1, from pyspark's distribution."""
+    """A master and two one-core workers on 127.0.0.1, from pyspark's distribution, shared by
+    every cluster test (one group of tests/conftest.py: one worker of xdist starts it)."""
     with StandaloneCluster(tmp_path_factory.mktemp("standalone"), workers=2) as cluster:
         yield cluster
 

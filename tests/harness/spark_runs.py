@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,20 @@ def by_crc(queues, consumers, previous=None):
     return plan
 '''
 
-CLUSTER_RUN = [
+CLUSTER_RUN = (
+    "--scenarios",
+    "120",
+    "--seed",
+    "11",
+    "--strategies",
+    f"averagely,sticky,{USER_STRATEGY}",
+    *SMALL,
+)
+"""The scenarios the default cluster and Connect runs score (and the embedded reference), a
+user's own strategy among them; the compiled scores (numba) run on the executors, each compiling
+them in its first task (some 8 s of CPU), then about a second of scoring per task."""
+
+CLUSTER_RUN_WITH_SAC = (
     "--scenarios",
     "300",
     "--seed",
@@ -44,10 +58,13 @@ CLUSTER_RUN = [
     "--strategies",
     f"averagely,sticky,sac,{USER_STRATEGY}",
     *SMALL,
-]
-"""The scenarios every cluster and Connect run scores (and the embedded reference), the SAC
-protocol (numba's kernel: each executor compiles it in its first task, some 20 s here) and a
-user's own strategy among them; a few seconds of scoring per task on two cores."""
+)
+"""The thorough cluster runs: more scenarios and the SAC protocol too, whose numba kernel each
+executor compiles in its first task (some 20 s more of CPU)."""
+
+EmbeddedAggregates = Callable[[tuple[str, ...]], list[dict[str, Any]]]
+"""Run arguments (CLUSTER_RUN, CLUSTER_RUN_WITH_SAC) -> their aggregates on the embedded Spark
+(the `embedded_aggregates` fixture of tests/harness/conftest.py)."""
 
 EXECUTOR_LACKS = ("pandas", "matplotlib")
 """Installed here, but not on the executors of the cluster tests: only pyarrow, numpy and numba

@@ -1,7 +1,9 @@
 """The job on a real Spark standalone cluster on 127.0.0.1 (a master and two one-core workers from
-pyspark's distribution): submitted unchanged with spark-submit, to executors whose Python has the
-dependencies but not the project nor the user's strategy module, it gives the embedded run's
-aggregates; and it still does when one worker's executor is killed in the middle of the job."""
+pyspark's distribution, one cluster for all these tests): submitted unchanged with spark-submit,
+to executors whose Python has the dependencies but not the project nor the user's strategy
+module, it gives the embedded run's aggregates, also when one worker's executor is killed in the
+middle of the job. The default run makes both checks in one job; `thorough` adds a job without
+a kill, with more scenarios and SAC's numba kernel compiled on the executors."""
 
 from __future__ import annotations
 
@@ -14,16 +16,17 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.harness.spark_runs import (
     CLUSTER_RUN,
+    CLUSTER_RUN_WITH_SAC,
     EXECUTOR_LACKS,
     USER_PACKAGE,
     USER_STRATEGY,
     DriverRun,
+    EmbeddedAggregates,
     comparable_aggregates,
     driver_environment,
     run_driver,
@@ -61,27 +64,34 @@ def test_the_executors_python_has_the_dependencies_but_not_the_project(
         assert "ImportError" in missing.stderr or "ModuleNotFoundError" in missing.stderr
 
 
+def _assert_shipped_and_summarised(out: Path, cluster: StandaloneCluster) -> None:
+    """The run's record: the cluster's master, the package and the user's module shipped to the
+    executors as zips (nothing left out), the user's strategy in the summary."""
+    info = json.loads((out / "run.json").read_text())
+    assert info["master"] == cluster.master_url
+    assert info["shipped_to_executors"] == ["rebalancing.zip", f"{USER_PACKAGE}.zip"]
+    assert info["not_shipped"] == {}
+    assert f"| {USER_STRATEGY} | all |" in (out / "summary.md").read_text()
+
+
+@pytest.mark.thorough
 def test_spark_submit_to_the_standalone_cluster_equals_the_embedded_run(
     standalone_cluster: StandaloneCluster,
-    embedded_aggregates: list[dict[str, Any]],
+    embedded_aggregates: EmbeddedAggregates,
     executor_python: Path,
     user_strategy_directory: Path,
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "out"
     driver = run_driver(
-        spark_submit_command(standalone_cluster.master_url, out, *CLUSTER_RUN),
+        spark_submit_command(standalone_cluster.master_url, out, *CLUSTER_RUN_WITH_SAC),
         driver_environment(executor_python, user_strategy_directory),
         tmp_path / "driver",
         timeout=600,
     )
     assert driver.process.returncode == 0, driver.log()[-4000:]
-    assert comparable_aggregates(out) == embedded_aggregates
-    info = json.loads((out / "run.json").read_text())
-    assert info["master"] == standalone_cluster.master_url
-    assert info["shipped_to_executors"] == ["rebalancing.zip", f"{USER_PACKAGE}.zip"]
-    assert info["not_shipped"] == {}
-    assert f"| {USER_STRATEGY} | all |" in (out / "summary.md").read_text()
+    assert comparable_aggregates(out) == embedded_aggregates(CLUSTER_RUN_WITH_SAC)
+    _assert_shipped_and_summarised(out, standalone_cluster)
 
 
 def _python_workers(executor: int) -> list[int]:
@@ -109,9 +119,17 @@ def _kill_an_executor_once_it_runs_tasks(
     raise AssertionError(f"no executor of worker 0 ran a task within {timeout:.0f} s")
 
 
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param(CLUSTER_RUN, id="default"),
+        pytest.param(CLUSTER_RUN_WITH_SAC, id="with-sac", marks=pytest.mark.thorough),
+    ],
+)
 def test_a_job_whose_executor_is_killed_mid_run_finishes_with_identical_aggregates(
+    arguments: tuple[str, ...],
     standalone_cluster: StandaloneCluster,
-    embedded_aggregates: list[dict[str, Any]],
+    embedded_aggregates: EmbeddedAggregates,
     executor_python: Path,
     user_strategy_directory: Path,
     tmp_path: Path,
@@ -120,9 +138,7 @@ def test_a_job_whose_executor_is_killed_mid_run_finishes_with_identical_aggregat
     driver = DriverRun.start(
         # 32 partitions: tasks short and many, so the kill lands mid-stage even on a loaded
         # machine, with work left for the driver to notice the lost executor and run again
-        spark_submit_command(
-            standalone_cluster.master_url, out, *CLUSTER_RUN, "--partitions", "32"
-        ),
+        spark_submit_command(standalone_cluster.master_url, out, *arguments, "--partitions", "32"),
         driver_environment(executor_python, user_strategy_directory),
         tmp_path / "driver",
     )
@@ -139,7 +155,8 @@ def test_a_job_whose_executor_is_killed_mid_run_finishes_with_identical_aggregat
     assert "Lost task" in log  # in the middle of a task, which ran again elsewhere
     executor_directories = standalone_cluster.root / "worker-0" / "work" / application
     assert len(list(executor_directories.iterdir())) >= 2, "worker 0 started no new executor"
-    assert comparable_aggregates(out) == embedded_aggregates
+    assert comparable_aggregates(out) == embedded_aggregates(arguments)
+    _assert_shipped_and_summarised(out, standalone_cluster)
 
 
 def _running(pids: list[int]) -> list[int]:
@@ -152,7 +169,7 @@ def _running(pids: list[int]) -> list[int]:
     return running
 
 
-@pytest.mark.xdist_group("spark-daemons")
+@pytest.mark.xdist_group("spark")
 def test_the_cluster_command_prints_the_master_and_stops_every_daemon_at_sigterm(
     tmp_path: Path,
 ) -> None:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from tests.harness.spark_runs import (
     CLUSTER_RUN,
     USER_PACKAGE,
+    EmbeddedAggregates,
     comparable_aggregates,
     driver_environment,
     run_driver,
@@ -26,7 +26,7 @@ from tools.local_cluster import ConnectServer
 
 def test_the_job_runs_through_spark_connect_with_the_embedded_runs_aggregates(
     connect_server: ConnectServer,
-    embedded_aggregates: list[dict[str, Any]],
+    embedded_aggregates: EmbeddedAggregates,
     executor_python: Path,
     user_strategy_directory: Path,
     tmp_path: Path,
@@ -48,7 +48,7 @@ def test_the_job_runs_through_spark_connect_with_the_embedded_runs_aggregates(
         timeout=600,
     )
     assert driver.process.returncode == 0, driver.log()[-4000:]
-    assert comparable_aggregates(out) == embedded_aggregates
+    assert comparable_aggregates(out) == embedded_aggregates(CLUSTER_RUN)
     info = json.loads((out / "run.json").read_text())
     assert info["spark_connect"] is True
     assert info["master"] == connect_server.url

@@ -54,7 +54,7 @@ def _edge_rows(template: ScoreRow) -> list[ScoreRow]:
 
 def _rows() -> list[ScoreRow]:
     strategies = {name: STRATEGIES[name] for name in DEFAULT_STRATEGIES}
-    rows = list(score_scenarios(generate_scenarios(21, range(60), SETTINGS), strategies))
+    rows = list(score_scenarios(generate_scenarios(21, range(30), SETTINGS), strategies))
     protocol = next(row for row in rows if row.releases is not None)
     return rows + _edge_rows(protocol) + _edge_rows(rows[0])
 

@@ -49,7 +49,7 @@ def _assert_close(actual: Aggregate, expected: Aggregate, context: object) -> No
 
 def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
     options = parse_options(
-        ["--scenarios", "40", "--seed", "3", "--raw", "--out", str(tmp_path), *SMALL]
+        ["--scenarios", "20", "--seed", "3", "--raw", "--out", str(tmp_path), *SMALL]
     )
     verdict = run(options, spark)
     for name in (
@@ -77,7 +77,7 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
     assert verdict.recommended
     assert set(verdict.recommended) <= set(DEFAULT_STRATEGIES)
     info = json.loads((tmp_path / "run.json").read_text())
-    assert info["scenarios"] == 40
+    assert info["scenarios"] == 20
     assert info["strategies"] == list(DEFAULT_STRATEGIES)
     assert info["versions"]["pyspark"] == pyspark_version
     assert info["scenarios_per_second"] > 0
@@ -86,7 +86,7 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
     assert not (tmp_path / "client_views.png").exists()  # no view disagreed
     raw = pq.read_table(tmp_path / "rows.parquet")
     expected_rows = list(
-        score_scenarios(generate_scenarios(3, range(40), options.settings), DEFAULTS)
+        score_scenarios(generate_scenarios(3, range(20), options.settings), DEFAULTS)
     )
     assert raw.num_rows == len(expected_rows)
     csv_lines = (tmp_path / "summary.csv").read_text().splitlines()
@@ -94,10 +94,10 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
 
 
 def test_aggregates_equal_the_pure_python_cores(spark: SparkSession, tmp_path: Path) -> None:
-    options = parse_options(["--scenarios", "50", "--seed", "8", "--out", str(tmp_path), *SMALL])
+    options = parse_options(["--scenarios", "30", "--seed", "8", "--out", str(tmp_path), *SMALL])
     run(options, spark)
     from_spark = to_summary(_aggregates(tmp_path))
-    rows = score_scenarios(generate_scenarios(8, range(50), options.settings), DEFAULTS)
+    rows = score_scenarios(generate_scenarios(8, range(30), options.settings), DEFAULTS)
     from_core = summarise(rows)
     assert from_spark.keys() == from_core.keys()
     for group, metrics in from_core.items():
@@ -178,15 +178,13 @@ def test_the_leaderless_protocols_time_scores_reach_the_aggregates_as_the_core_c
 
 
 def test_aggregates_do_not_depend_on_the_partitioning(spark: SparkSession, tmp_path: Path) -> None:
+    # the strategies whose rows hang on seeds (SAC's random releases; the stability check's
+    # steps for all), on plain and protocol paths
+    arguments = ["--scenarios", "24", "--strategies", "averagely,sticky,sac_random", *SMALL]
     results = []
     for partitions in ("1", "7"):
         out = tmp_path / partitions
-        run(
-            parse_options(
-                ["--scenarios", "30", "--partitions", partitions, "--out", str(out), *SMALL]
-            ),
-            spark,
-        )
+        run(parse_options([*arguments, "--partitions", partitions, "--out", str(out)]), spark)
         results.append(
             [
                 {key: value for key, value in row.items() if not key.startswith(TIMINGS)}
@@ -199,7 +197,7 @@ def test_aggregates_do_not_depend_on_the_partitioning(spark: SparkSession, tmp_p
 def test_aggregates_are_computed_once_and_written_sorted(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    options = parse_options(["--scenarios", "20", "--out", str(tmp_path), *SMALL])
+    options = parse_options(["--scenarios", "12", "--out", str(tmp_path), *SMALL])
     plan = distributions(score_counts(spark, options, partitions=3))
     executed = plan._jdf.queryExecution().executedPlan().toString().lower()
     # A global sort would add a range exchange, whose sampling job computes every aggregate twice;
@@ -224,7 +222,8 @@ def test_raw_rows_give_the_same_aggregates_as_counting_in_the_scoring(
     outputs = {}
     for raw in ([], ["--raw"]):
         out = tmp_path / ("raw" if raw else "counted")
-        arguments = ["--scenarios", "40", "--seed", "6", "--partitions", "3", *SMALL, *raw]
+        arguments = ["--scenarios", "24", "--seed", "6", "--partitions", "3", *SMALL, *raw]
+        arguments += ["--strategies", "averagely,sticky,sac"]  # plain and protocol rows
         run(parse_options([*arguments, "--out", str(out)]), spark)
         profiles = pq.read_table(out / "profiles.parquet").to_pylist()
         outputs[bool(raw)] = (
@@ -346,12 +345,12 @@ def test_embedded_spark_says_nothing_before_the_verdict(tmp_path: Path) -> None:
 def test_size_profiles_are_the_distributions_of_each_size_bucket(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    options = parse_options(["--scenarios", "40", "--seed", "5", "--out", str(tmp_path), *SMALL])
+    options = parse_options(["--scenarios", "24", "--seed", "5", "--out", str(tmp_path), *SMALL])
     run(options, spark)
     profiles = pq.read_table(tmp_path / "profiles.parquet").to_pylist()
     rows = [
         row
-        for row in score_scenarios(generate_scenarios(5, range(40), options.settings), DEFAULTS)
+        for row in score_scenarios(generate_scenarios(5, range(24), options.settings), DEFAULTS)
         if not row.failed
     ]
     expected: dict[tuple[str, str, int, str], list[float]] = {}

@@ -299,8 +299,18 @@ def _backlog(messages: int, channels: int) -> Iterator[tuple[int, int]]:
         yield sequence % channels, sequence
 
 
-def test_a_million_message_backlog_is_received_no_faster_than_it_is_processed() -> None:
-    messages, channels, high_water = 1_000_000, 64, 2_000
+@pytest.mark.parametrize(
+    ("messages", "peak_bound"),
+    [
+        # 0.2 MB traced at the peak; 4 MB if reception did not pause (everything pending)
+        pytest.param(100_000, 1024 * 1024, id="100k"),
+        pytest.param(1_000_000, 16 * 1024 * 1024, id="million", marks=pytest.mark.thorough),
+    ],
+)
+def test_a_large_backlog_is_received_no_faster_than_it_is_processed(
+    messages: int, peak_bound: int
+) -> None:
+    channels, high_water = 64, 2_000
     # The workers start only once the high-water mark is reached, so that reception must pause
     # at least once however fast they turn out to be on this machine.
     gate = threading.Event()
@@ -328,7 +338,7 @@ def test_a_million_message_backlog_is_received_no_faster_than_it_is_processed() 
     assert stats.pauses > 0
     assert stats.paused_seconds > 0
     assert recorder.violations == []
-    assert peak_bytes < 16 * 1024 * 1024, f"peak traced memory {peak_bytes:,} bytes"
+    assert peak_bytes < peak_bound, f"peak traced memory {peak_bytes:,} bytes"
 
 
 class BlockingHandler:
