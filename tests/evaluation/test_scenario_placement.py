@@ -32,8 +32,12 @@ SMALL = ScenarioSettings(queue_range=(1, 60), consumer_range=(1, 12), change_cou
 # the aggregates of a small run, every metric of then but the timings.
 SCENARIOS_SEED_1 = "a74b0e278facd6c7dca9510af4c19945"
 SMALL_SCENARIOS_SEED_7 = "9f9e41529cba0df3ecdbf4f6af427a24"
-SMALL_SUMMARY_SEED_5 = "a5b18aba7ad884ac280aac5ca068f17a"
+# The same digest without SAC's time on crashes (and so on `all`), which 0.2.0 changed on
+# purpose: a crashed consumer's queues now wait for the broker's heartbeat detection (recomputed
+# the same at 79a7992, before that change, and after it).
+SMALL_SUMMARY_SEED_5 = "6d930861af2e0eeb6040979490d61141"
 METRICS_BEFORE = METRICS[: METRICS.index("queue_seconds_doubly_owned") + 1]
+CRASH_TIMED = {"seconds_to_balance", "queue_seconds_unowned", "queue_seconds_doubly_owned"}
 
 
 def _scenario_digest(seed: int, count: int, chosen: ScenarioSettings | None = None) -> str:
@@ -61,7 +65,8 @@ def test_the_default_aggregates_are_those_of_before_placement() -> None:
     digest = hashlib.blake2b(digest_size=16)
     for key, metrics in summarise(rows).items():
         for metric in METRICS_BEFORE:
-            if metric != "assign_micros":
+            sac_crash_time = key[0] == "sac" and key[1] in ("crash", "all")
+            if metric != "assign_micros" and not (sac_crash_time and metric in CRASH_TIMED):
                 digest.update(repr((key, metric, metrics[metric])).encode())
     assert digest.hexdigest() == SMALL_SUMMARY_SEED_5
 
