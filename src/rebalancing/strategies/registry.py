@@ -53,8 +53,7 @@ SYSTEMS: Mapping[str, str] = MappingProxyType(
         "kafka-cooperative": "Kafka consumer group, cooperative rebalance protocol (KIP-429)",
         "kafka-consumer": "Kafka 4 consumer group protocol (KIP-848, group.protocol=consumer): "
         "the broker assigns with a server-side assignor",
-        "kafka": "Kafka consumer group, the group protocol and its assignor chosen together "
-        "(eager, cooperative or consumer protocol; PROTOCOL:ASSIGNOR candidates)",
+        "kafka": "Kafka consumer group, the protocol and its assignor chosen together",
         "rocketmq-client": "RocketMQ, each consumer computes the plan from its own view",
         "rocketmq-broker": "RocketMQ, the broker computes the plan (and knows the previous one)",
         "rabbitmq-sac": "RabbitMQ single active consumer (queues, or a super stream's partitions)",
@@ -379,7 +378,6 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         open_session=partial(event_hubs.Session, "balanced"),
         systems=frozenset({"azure-event-hubs"}),
         native={"event-hubs": "BALANCED"},
-        baseline_on=frozenset({"azure-event-hubs"}),  # the processor's default
         by_default=False,
     ),
     Strategy(
@@ -389,6 +387,7 @@ STRATEGIES: Mapping[str, Strategy] = Registry(
         open_session=partial(event_hubs.Session, "greedy"),
         systems=frozenset({"azure-event-hubs"}),
         native={"event-hubs": "GREEDY"},
+        baseline_on=frozenset({"azure-event-hubs"}),  # the Python, .NET and Java default
         by_default=False,
     ),
     Strategy(

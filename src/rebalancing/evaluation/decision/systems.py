@@ -421,8 +421,8 @@ DECLARED: tuple[System, ...] = (
     System(
         "azure-event-hubs",
         "Azure Event Hubs, event processor load balancing",
-        "every processor claims or steals partitions on its own 10 s cycle, so the group "
-        "takes seconds to minutes to settle: queues wait unowned until claimed, and a "
+        "every processor claims or steals partitions on its own 30 s cycle (the Python SDK's), "
+        "so the group takes seconds to minutes to settle: queues wait unowned until claimed, and a "
         "stolen one is processed twice until its old owner's next cycle",
         _LEASE_CRITERIA,
         _LEASE_SHOWN,
@@ -432,7 +432,8 @@ DECLARED: tuple[System, ...] = (
             "{native} (Python; LoadBalancingStrategy.{title} in .NET, Java).",
             "event-hubs",
         ),
-        baseline="the event processor's default load balancing, BALANCED",
+        baseline="the event processor's default load balancing, GREEDY (azure-eventhub 5.15.1, "
+        "and the .NET and Java SDKs; the JavaScript SDK's is BALANCED)",
     ),
     System(
         "aws-kcl",
