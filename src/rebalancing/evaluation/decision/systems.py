@@ -18,6 +18,7 @@ from rebalancing.evaluation.scoring.aggregates import Overall
 from rebalancing.evaluation.scoring.definitions import SCORES, format_value
 from rebalancing.evaluation.scoring.runner import ProtocolFactory
 from rebalancing.protocols import ConsumerSession, cooperative_session, eager_session
+from rebalancing.protocols.rocketmq import broker_session
 from rebalancing.strategies import STRATEGIES, SYSTEMS, Strategy, select
 from rebalancing.strategies.registry import default_strategies, runs_on
 
@@ -368,11 +369,18 @@ DECLARED: tuple[System, ...] = (
         "RocketMQ, broker-side rebalancing",
         "the broker plans with the previous plan in hand, so moved queues are the cost",
         ("balance_degree", "moves", "stickiness"),
-        (*_BASE_SHOWN, _TIME),
+        (
+            *_BASE_SHOWN,
+            ("seconds_to_balance", "mean"),
+            ("queue_seconds_unowned", "mean"),
+            ("queue_seconds_doubly_owned", "mean"),
+            _TIME,
+        ),
         vendor="rocketmq",
         zone_aware=True,
         how_to_run=_rocketmq("where the plan is made"),
         baseline="RocketMQ's default allocation, AllocateMessageQueueAveragely",
+        protocol=broker_session,
     ),
     System(
         "rabbitmq-sac",
