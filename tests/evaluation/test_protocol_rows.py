@@ -22,17 +22,21 @@ from rebalancing.evaluation.scoring import runner as runner_module
 from rebalancing.evaluation.scoring.replay import score_scenario, score_scenarios
 from rebalancing.harness.columns import ROW_SCHEMA, score_index_batches
 from rebalancing.protocols import ConsumerSession, cooperative_session, eager_session
+from rebalancing.protocols.rocketmq import broker_session
 from rebalancing.strategies import STRATEGIES, Strategy
 
 SMALL = ScenarioSettings(queue_range=(2, 24), consumer_range=(1, 6), change_count_range=(1, 4))
 NO_STABILITY = 10**9  # the stability check rebalances again; these tests follow one session
 
 
-def test_the_kafka_systems_declare_their_group_protocols_and_the_others_none() -> None:
+def test_the_kafka_systems_and_rocketmq_broker_declare_their_protocols_and_the_others_none() -> (
+    None
+):
     declared = {name: system.protocol for name, system in SYSTEM_VERDICTS.items()}
     assert declared.pop("kafka-eager") is eager_session
     assert declared.pop("kafka-cooperative") is cooperative_session
     assert declared.pop("kafka-consumer") is ConsumerSession
+    assert declared.pop("rocketmq-broker") is broker_session
     assert set(declared.values()) == {None}
 
 
@@ -49,6 +53,12 @@ def test_rows_are_the_protocols_session_told_each_change_kind(system: str, index
     session: Any = protocol(STRATEGIES[name].assign, seed=scenario_seed(3, index))
     for step, row in zip(scenario.steps(), rows, strict=True):
         run = session.apply_change(step.queues, step.consumers, step.kind)
+        assert (row.releases, row.rounds) == (run.releases, run.rounds)
+        if step.kind == "initial":  # the cold start is no rebalance: its cost is not counted
+            cold = (row.seconds_to_balance, row.queue_seconds_unowned, row.queue_seconds_paused)
+            assert cold == (None, None, None)
+            assert row.heartbeats is row.queues_paused is None
+            continue
         assert (row.seconds_to_balance, row.queue_seconds_unowned) == (
             run.seconds_to_balance,
             run.queue_seconds_unowned,
@@ -109,7 +119,8 @@ def test_the_command_scores_the_candidates_inside_the_systems_protocol() -> None
     )
     overall = score_profile(profile)[("uniform", "all")]
     assert overall["heartbeats"].count > 0
-    assert overall["seconds_to_balance"].count == overall["balance_degree"].count
+    # every rebalance but each scenario's cold start (step 0) has its seconds
+    assert overall["seconds_to_balance"].count == overall["balance_degree"].count - 4
     plain = replace(profile, system="any")  # no protocol: a plain function has no seconds
     assert score_profile(plain)[("uniform", "all")]["seconds_to_balance"].count == 0
 

@@ -51,8 +51,7 @@ SYSTEMS: Mapping[str, str] = MappingProxyType(
     {
         "kafka-eager": "Kafka consumer group, eager rebalance protocol (a client-side assignor)",
         "kafka-cooperative": "Kafka consumer group, cooperative rebalance protocol (KIP-429)",
-        "kafka-consumer": "Kafka 4 consumer group protocol (KIP-848, group.protocol=consumer): "
-        "the broker assigns with a server-side assignor",
+        "kafka-consumer": "Kafka 4 consumer group protocol (KIP-848): the broker assigns",
         "kafka": "Kafka consumer group, the protocol and its assignor chosen together",
         "rocketmq-client": "RocketMQ, each consumer computes the plan from its own view",
         "rocketmq-broker": "RocketMQ, the broker computes the plan (and knows the previous one)",

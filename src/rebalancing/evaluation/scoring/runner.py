@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ from rebalancing.contract import (
     ProtocolRun,
     StrategySession,
 )
+from rebalancing.evaluation.scenarios.changes import INITIAL
 from rebalancing.evaluation.scenarios.views import ViewOutcome, client_side_rebalance
 from rebalancing.evaluation.scoring.definitions import STABILITY_BOUND
 from rebalancing.evaluation.scoring.groups import ClientViews, Group
@@ -158,6 +159,8 @@ class Runner:
                 assert isinstance(self.session, ChangeAwareSession)
                 run = self.session.apply_change(group.queues, group.consumers, group.step.kind)
                 result: Any = run.owners
+                if self.in_protocol and group.step.kind == INITIAL:
+                    run = _cold_start(run)
             elif self.session is not None:
                 run = self.session.rebalance(group.queues, group.consumers)
                 result = run.owners
@@ -371,3 +374,21 @@ def checked_plan(plan: dict[Any, list[Any]]) -> CheckedPlan[Any, Any] | None:
         return CheckedPlan(plan)
     except (TypeError, ValueError):
         return None
+
+
+def _cold_start(run: ProtocolRun) -> ProtocolRun:
+    """A system protocol's run of a scenario's step 0 without its cost: the group's cold start
+    is no rebalance an operator weighs, and the protocols start cold unalike (the classic
+    barrier leaves every partition unread until the first sync; under the consumer protocol
+    the first member to heartbeat takes them all, then gives most back), so counting it would
+    decide between protocols on a deployment rather than on the changes (as the figures of
+    rebalancing.evaluation.scoring.kafka_time, which settle a cold start first, do not)."""
+    return replace(
+        run,
+        queues_paused=None,
+        seconds_to_balance=None,
+        queue_seconds_unowned=None,
+        queue_seconds_doubly_owned=None,
+        queue_seconds_paused=None,
+        heartbeats=None,
+    )
