@@ -210,8 +210,8 @@ def drawn_until_decided(
     look) stopped it, which candidates are still level and on what (the first STILL_LEVEL_SHOWN
     of the comparisons left unsettled, with their intervals across the level band's edge)."""
     rule = (
-        f"intervals at {percent(confidence)}, for {len(planned)} planned looks of at most "
-        f"{planned[-1]:,} scenarios"
+        f"intervals at {percent(confidence)}, for {len(planned)} planned "
+        f"look{'s' if len(planned) > 1 else ''} of at most {planned[-1]:,} scenarios"
     )
     if not still_level:
         return f"Decided on {scenarios:,} scenarios, drawn until settled ({rule})."
