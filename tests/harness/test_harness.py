@@ -294,6 +294,7 @@ def test_bad_parameters_fail_before_spark_naming_the_parameter(
     assert len(completed.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.thorough  # make test submits the same entry file to the standalone cluster
 def test_the_entry_file_runs_under_spark_submit(tmp_path: Path) -> None:
     spark_submit = Path(sys.executable).parent / "spark-submit"
     entry = Path(__file__).parents[2] / "jobs" / "score_strategies.py"

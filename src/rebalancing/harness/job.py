@@ -279,24 +279,39 @@ def value_counts(counts: DataFrame) -> DataFrame:
     return merged.select(*GROUP, "key", "count", *_exact_sums(), "timing", "timing_square")
 
 
+SECONDS_METRICS = (
+    "seconds_to_balance",
+    "queue_seconds_unowned",
+    "queue_seconds_doubly_owned",
+    "queue_seconds_paused",
+)
+"""The fractions that are a protocol's seconds, whose squares _exact_sums keeps wider."""
+
+
 def _exact_sums() -> list[Column]:
     """The sums of a key's occurrences and of their squares, exactly: count times the key, as
     decimal(38,0) for integers (and booleans), as decimal(38,18) for fractions, where a value's
     rounding (5e-19) cannot reach the 1e-9 the variance, a small difference of large sums, must
-    keep. The square is taken in double (exact for integers below 2^26) and then cast, so each
-    row adds the same exact number wherever it is counted. Keys up to 10^9 (fractions) and
-    10^27 (integers), counts up to 10^10 per value and group. Also the maximum."""
+    keep; the square of a protocol's seconds (SECONDS_METRICS) as decimal(30,15), so that
+    queue-seconds in the tens of thousands (Event Hubs' 180 s expiry) square without overflow
+    (rounding 5e-16 on a square a double holds to 1e-16 of itself). The square is taken in double
+    (exact for integers below 2^26) and then cast, so each row adds the same exact number
+    wherever it is counted. Keys up to 10^4.5 (fractions; 10^7.5 seconds) and 10^27 (integers),
+    counts up to 10^10 per value and group. Also the maximum."""
     key, count = F.col("key"), F.col("count").cast("decimal(10,0)")
     square = key * key
     integral, fraction = (
         F.col("metric").isin(*INTEGRAL_METRICS),
         F.col("metric").isin(*FRACTION_METRICS),
     )
+    seconds = F.col("metric").isin(*SECONDS_METRICS)
     return [
         F.when(integral, key.cast("decimal(27,0)") * count).alias("integral"),
         F.when(integral, square.cast("decimal(27,0)") * count).alias("integral_square"),
         F.when(fraction, key.cast("decimal(27,18)") * count).alias("fraction"),
-        F.when(fraction, square.cast("decimal(27,18)") * count).alias("fraction_square"),
+        F.when(fraction & ~seconds, square.cast("decimal(27,18)") * count)
+        .when(fraction & seconds, (square.cast("decimal(30,15)") * count).cast("decimal(38,18)"))
+        .alias("fraction_square"),
         F.coalesce(F.col("timing_max"), key).alias("max"),
     ]
 
