@@ -5,7 +5,8 @@ millions of scenarios, this for an answer in seconds.
 
 The verdict compares candidates paired, scenario by scenario (each scenario's mean over its
 rebalances, kept as the rows are scored). With `--scenarios auto` (the default) the scenarios are
-scored in growing batches, in this process, until the verdict is settled or the cap is reached
+scored in growing batches (each in as many forked processes as the machine gives this one,
+rows kept in scenario order) until the verdict is settled or the cap is reached
 (rebalancing.evaluation.decision.stopping); scenario i is the same whichever way it is drawn, so
 a run that stopped at 400 scored what `--scenarios 400` scores.
 """
@@ -13,11 +14,14 @@ a run that stopped at 400 scored what `--scenarios 400` scores.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import sys
 import textwrap
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -66,9 +70,14 @@ class ScenarioScoring:
     and each scenario's mean over its rebalances, per strategy, on each deciding score of the
     profile's system (what the paired comparisons read)."""
 
-    def __init__(self, profile: Profile, progress: Progress | None = None) -> None:
+    def __init__(
+        self, profile: Profile, progress: Progress | None = None, workers: int | None = None
+    ) -> None:
         self.profile = profile
         self.progress = progress
+        self.workers = usable_cores() if workers is None else workers
+        if type(self.workers) is not int or self.workers < 1:
+            raise ValueError(f"workers must be a positive integer, not {workers!r}")
         system = SYSTEM_VERDICTS[profile.system]
         self.strategies = {
             strategy.name: strategy for strategy in system.strategies(profile.strategies)
@@ -85,19 +94,12 @@ class ScenarioScoring:
     def score_to(self, count: int, label: str = "", then: str = "") -> None:
         """Score the scenarios from the last one scored up to `count` (exclusive); `label` and
         `then` describe the batch on the progress line (Progress.batch)."""
-        scenarios: Iterator[Scenario] = generate_scenarios(
-            self.profile.seed, range(self.scored, count), self.profile.settings
-        )
         if self.progress is not None:
             self.progress.batch(self.scored, count, label, then)
-            scenarios = self.progress.scenarios(scenarios)
-        rows = score_scenarios(
-            scenarios,
-            self.strategies,
-            self.profile.views,
-            self.profile.view_settings,
-            protocol=self.protocol,
-        )
+        if self.workers > 1 and count - self.scored >= PARALLEL_FROM:
+            rows = self._scored_in_processes(range(self.scored, count))
+        else:
+            rows = self._scored_here(range(self.scored, count), self.progress)
         for row in rows:
             self.rows.append(row)
             of_strategy = self.sums[row.strategy]
@@ -113,6 +115,46 @@ class ScenarioScoring:
                     entry[1] += 1
         self.scored = max(self.scored, count)
 
+    def _scored_here(self, indices: range, progress: Progress | None) -> Iterator[ScoreRow]:
+        """The rows of scenarios `indices`, scored in this process, lazily, each scenario
+        counted on `progress`."""
+        scenarios: Iterator[Scenario] = generate_scenarios(
+            self.profile.seed, indices, self.profile.settings
+        )
+        if progress is not None:
+            scenarios = progress.scenarios(scenarios)
+        return score_scenarios(
+            scenarios,
+            self.strategies,
+            self.profile.views,
+            self.profile.view_settings,
+            protocol=self.protocol,
+        )
+
+    def _scored_in_processes(self, indices: range) -> Iterator[ScoreRow]:
+        """The rows of scenarios `indices` in the order one process gives them, scored in
+        `workers` forked processes, chunk by chunk (a scenario is the same wherever it is
+        scored: its seed is its index's). The children inherit this scoring by fork, so a
+        strategy defined in a notebook or a user's module needs no pickling; only rows come
+        back."""
+        chunk = max(1, min(CHUNK_MOST, len(indices) // (self.workers * 4)))
+        chunks = [indices[start : start + chunk] for start in range(0, len(indices), chunk)]
+        global _FORKED_SCORING
+        _FORKED_SCORING = self
+        try:
+            with ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("fork")
+            ) as pool:
+                for part, rows in zip(chunks, pool.map(_score_chunk, chunks), strict=True):
+                    yield from rows
+                    if self.progress is not None:
+                        for _ in part:
+                            self.progress.scenario_done()
+        finally:
+            _FORKED_SCORING = None
+        if self.progress is not None:
+            self.progress.batch_done()
+
     def summary(self) -> Summary:
         return summarise(self.rows)
 
@@ -127,24 +169,49 @@ class ScenarioScoring:
         }
 
 
-def score_profile(profile: Profile, progress: bool = False) -> Summary:
+PARALLEL_FROM = 8
+"""A batch of at least this many scenarios is scored in several processes when the machine has
+more than one core for this one (fewer are not worth the forks)."""
+
+CHUNK_MOST = 64
+"""The most scenarios a process scores before its rows come back (the progress line moves and
+the rows of a large batch do not all wait in a child)."""
+
+_FORKED_SCORING: ScenarioScoring | None = None
+"""The scoring whose batch forked children are scoring (read by _score_chunk in the child)."""
+
+
+def _score_chunk(indices: range) -> list[ScoreRow]:
+    """In a forked child: the rows of scenarios `indices` of the scoring that forked it."""
+    assert _FORKED_SCORING is not None, "a chunk is scored only in a child forked by a batch"
+    return list(_FORKED_SCORING._scored_here(indices, None))  # the parent shows progress
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the platform says, else all)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def score_profile(profile: Profile, progress: bool = False, workers: int | None = None) -> Summary:
     """The summary of the profile's strategies on its scenarios (rows held in memory), each
     inside its system's protocol where the system declares one (System.protocol), with a
     progress line on a terminal when `progress`."""
     shown = Progress() if progress else None
-    scoring = ScenarioScoring(profile, shown)
+    scoring = ScenarioScoring(profile, shown, workers)
     scoring.score_to(profile.scenarios)
     if shown is not None:
         shown.finish()
     return scoring.summary()
 
 
-def compare(profile: Profile, progress: bool = False) -> Comparison:
+def compare(profile: Profile, progress: bool = False, workers: int | None = None) -> Comparison:
     """Score `profile` (its scenarios, or with `max_scenarios` until the verdict is settled),
     decide on paired differences, and write the outputs into `profile.out` when it is set."""
     started = time.perf_counter()
     shown = Progress() if progress else None
-    scoring = ScenarioScoring(profile, shown)
+    scoring = ScenarioScoring(profile, shown, workers)
     if profile.max_scenarios is None:
         scoring.score_to(
             profile.scenarios, then="; --scenarios auto would stop once the verdict is settled"
@@ -181,7 +248,11 @@ def compare(profile: Profile, progress: bool = False) -> Comparison:
         return Comparison(summary, verdict, seconds, None, profile)
     run_info = {
         **run_description(profile),
-        "engine": "pure Python, one process (rebalancing compare)",
+        "engine": (
+            f"pure Python, {scoring.workers} processes (rebalancing compare)"
+            if scoring.workers > 1
+            else "pure Python, one process (rebalancing compare)"
+        ),
         "wall_seconds": round(seconds, 3),
     }
     write_outputs(profile.out, summary, run_info, verdict, profile.describe())
