@@ -6,8 +6,14 @@ run's pick, or a tie that holds it, or one of the large run's tied candidates: t
 sets meet), whether the two seeds agree, and whether a quick verdict picked a strategy the large
 run finds worse on its first deciding score (beyond the level band).
 
-    PYTHONPATH=src python benchmarks/verdict_stability.py [--large 20000] [--jobs 2]
-        [--profiles NAME,...] [--quick auto] [--markdown]
+    PYTHONPATH=src python benchmarks/verdict_stability.py [--large 20000]
+        [--profiles NAME,...] [--quick auto] [--runs benchmarks/results/verdict_stability.json]
+
+The runs take hours at 20,000 scenarios on two cores, so each one is kept in a JSON file
+(--runs) as soon as it ends, with the commit it ran at, and a run already there is read back
+rather than run again: the script resumes where it stopped and the table says each run's
+commit. Each comparison uses every core (rebalancing compare scores a batch in forked
+processes), so the runs go one after another.
 
 Targets (issue 40): at least 95% of quick verdicts agree with the large run, and none picks a
 strategy the large run finds worse. The figures in docs/benchmarks.md come from this script
@@ -17,13 +23,14 @@ with the command printed at the top of its output.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from rebalancing.evaluation.command.compare import compare
 from rebalancing.evaluation.command.profile import (
@@ -35,7 +42,7 @@ from rebalancing.evaluation.command.profile import (
 from rebalancing.evaluation.decision.verdict import Verdict
 from shared import commit, description
 
-PROFILES: dict[str, tuple[str, ...]] = {
+PROFILES: dict[str, str] = {
     "eager-small-rolling": (
         "--system kafka-eager --queues 64 --consumers 4:12 --mix rolling_restart=3,crash=1"
     ),
@@ -102,6 +109,7 @@ class Decision:
     criterion: str
     means: dict[str, float | None]
     level_band: float
+    commit: str
 
 
 def decide(options: str, scenarios: str, seed: int) -> Decision:
@@ -122,7 +130,29 @@ def decide(options: str, scenarios: str, seed: int) -> Decision:
         criterion=criterion,
         means={name: verdict.means.get(name, {}).get(criterion) for name in verdict.candidates},
         level_band=0.10,
+        commit=commit(),
     )
+
+
+class Runs:
+    """The runs made so far, in a JSON file keyed by options, scenarios and seed; a run is
+    written as soon as it ends, so a stopped script resumes where it stopped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.kept: dict[str, dict[str, object]] = (
+            json.loads(path.read_text()) if path.exists() else {}
+        )
+
+    def decide(self, options: str, scenarios: str, seed: int) -> Decision:
+        key = f"{options} --scenarios {scenarios} --seed {seed}"
+        if key not in self.kept:
+            self.kept[key] = asdict(decide(options, scenarios, seed))
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self.kept, indent=1, sort_keys=True) + "\n")
+        entry = dict(self.kept[key])
+        entry["recommended"] = tuple(entry["recommended"])  # type: ignore[arg-type]
+        return Decision(**entry)  # type: ignore[arg-type]
 
 
 def agrees(quick: Decision, large: Decision) -> bool:
@@ -145,27 +175,34 @@ def picks_worse(quick: Decision, large: Decision) -> bool:
     return picked - reference > large.level_band * max(abs(picked), abs(reference))
 
 
-def run_profile(name: str, quick: str, large: int) -> tuple[str, Decision, Decision, Decision]:
+def run_profile(
+    runs: Runs, name: str, quick: str, large: int
+) -> tuple[str, Decision, Decision, Decision]:
     """One profile's three runs: two seeds at `quick`, one with `large` scenarios."""
     options = PROFILES[name]
     return (
         name,
-        decide(options, quick, 1),
-        decide(options, quick, 2),
-        decide(options, str(large), 3),
+        runs.decide(options, quick, 1),
+        runs.decide(options, quick, 2),
+        runs.decide(options, str(large), 3),
     )
 
 
 def shown(decision: Decision) -> str:
     picked = " = ".join(decision.recommended) or "none"
-    return f"{picked} ({decision.scenarios:,} sc, {decision.seconds:.0f} s)"
+    return f"{picked} ({decision.scenarios:,} sc, {decision.seconds:.0f} s, {decision.commit})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--large", type=int, default=20_000)
     parser.add_argument("--quick", default="auto", help="the quick runs' --scenarios")
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=Path(__file__).parent / "results" / "verdict_stability.json",
+        help="the JSON file that keeps each run (read back, not run again)",
+    )
     parser.add_argument("--profiles", default=",".join(PROFILES))
     given = parser.parse_args(argv)
     names = [name for name in given.profiles.split(",") if name]
@@ -178,9 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
         f"# PYTHONPATH=src python benchmarks/verdict_stability.py {shlex.join(sys.argv[1:])}\n"
     )
-    with ProcessPoolExecutor(max_workers=given.jobs) as pool:
-        futures = [pool.submit(run_profile, name, given.quick, given.large) for name in names]
-        results = [future.result() for future in futures]
+    runs = Runs(given.runs)
+    results = [run_profile(runs, name, given.quick, given.large) for name in names]
     print("| profile | seed 1 | seed 2 | large run | agree with large | seeds agree | worse |")
     print("|---|---|---|---|---|---|---|")
     agreeing = worse = seeds_agreeing = 0
