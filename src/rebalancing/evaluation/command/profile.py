@@ -378,9 +378,10 @@ def add_profile_arguments(
         run.add_argument(
             "--max-scenarios",
             type=int,
-            default=DEFAULT_MAX_SCENARIOS,
+            default=None,
             help="the most scenarios --scenarios auto draws; the verdict says when it stopped "
-            "there with candidates still level",
+            f"there with candidates still level (default: {DEFAULT_MAX_SCENARIOS}; only with "
+            "--scenarios auto)",
         )
     else:
         run.add_argument("--scenarios", type=int, default=scenarios, help="number of scenarios")
@@ -509,12 +510,16 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
 
 def scenario_count(namespace: argparse.Namespace) -> tuple[int, int | None]:
     """(scenarios, max_scenarios) of parsed options: (N, None) for --scenarios N; (the cap, the
-    cap) for --scenarios auto. ParameterError names the option out of range or not a count."""
+    cap) for --scenarios auto, the cap DEFAULT_MAX_SCENARIOS unless --max-scenarios gives it.
+    ParameterError names the option out of range or not a count, and --max-scenarios beside a
+    --scenarios N, which scores exactly N (the cap would be ignored without a word)."""
     given = namespace.scenarios
+    drawn = hasattr(namespace, "max_scenarios")  # compare's options; not the harness's
     cap = getattr(namespace, "max_scenarios", None)
     if isinstance(given, str) and given.strip().lower() == AUTO:
-        if cap is None:
+        if not drawn:
             raise ParameterError("--scenarios: auto is for compare; give a number of scenarios")
+        cap = DEFAULT_MAX_SCENARIOS if cap is None else cap
         return _scenarios_within("--max-scenarios", cap), cap
     try:
         count = int(given)
@@ -522,6 +527,11 @@ def scenario_count(namespace: argparse.Namespace) -> tuple[int, int | None]:
         raise ParameterError(
             f"--scenarios: expected a number of scenarios or auto, got {given!r}"
         ) from None
+    if cap is not None:
+        raise ParameterError(
+            f"--max-scenarios: only with --scenarios auto; --scenarios {given} scores exactly "
+            f"{count:,}: drop --max-scenarios, or give --scenarios auto to draw until decided"
+        )
     return _scenarios_within("--scenarios", count), None
 
 
