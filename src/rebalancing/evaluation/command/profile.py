@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from rebalancing.evaluation.decision.differences import CONFIDENCE, ScenarioMeans
+from rebalancing.evaluation.decision.migration import kafka_pair
 from rebalancing.evaluation.decision.stopping import DEFAULT_MAX_SCENARIOS
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict, decide
@@ -336,7 +337,9 @@ def add_profile_arguments(
         metavar="PROTOCOL:ASSIGNOR",
         help="with --system kafka: what the group runs today, one of "
         + ", ".join(SYSTEM_VERDICTS["kafka"].pairs)
-        + "; the verdict ends with what moving to its pick costs",
+        + ", or Kafka's names for them (range, RangeAssignor, cooperative-sticky, consumer:range, "
+        "classic, ...: docs/reference/command-line.md); the verdict ends with what moving to its "
+        "pick costs",
     )
     group.add_argument("--queues", default="1:4096", help="queue count N or range LOW:HIGH")
     group.add_argument("--consumers", default="1:256", help="consumer count N or range LOW:HIGH")
@@ -392,7 +395,7 @@ def add_profile_arguments(
         help="comma-separated strategies: registered names, or package.module:function for one "
         "of your own (default: the candidates of --system; registered: "
         + ", ".join(STRATEGIES)
-        + ")",
+        + "; with --system kafka: PROTOCOL:ASSIGNOR pairs, in any spelling --from takes)",
     )
     own = (
         f" (default: {out}, the command's own: each run there replaces the one before)"
@@ -467,12 +470,20 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
     current = _current_pair(getattr(namespace, "current", None), system.name)
     if namespace.strategies is None:
         specs = system.candidates(carried=settings.carried_inputs())
-    elif system.pairs:
-        specs = tuple(dict.fromkeys(name.strip() for name in namespace.strategies.split(",")))
+    elif system.pairs:  # --system kafka: pairs in the spellings --from accepts
         try:
+            specs = tuple(
+                dict.fromkeys(
+                    kafka_pair(name) for name in namespace.strategies.split(",") if name.strip()
+                )
+            )
             system.strategies(specs)
         except ValueError as error:
             raise ParameterError(f"--strategies: {error}") from None
+        if not specs:
+            raise ParameterError(
+                f"--strategies: empty; give pairs, e.g. {','.join(system.candidates()[:2])}"
+            )
     else:
         specs = strategy_specs(namespace.strategies)
         resolved = select(",".join(specs))
@@ -543,30 +554,17 @@ def _scenarios_within(option: str, count: int) -> int:
 
 
 def _current_pair(text: str | None, system: str) -> str | None:
-    """`--from` checked: a PROTOCOL:ASSIGNOR pair of `--system kafka` (ParameterError names
-    what is wrong with it and the known values)."""
+    """`--from` checked: a pair of `--system kafka` in any spelling migration.kafka_pair
+    accepts, as its PROTOCOL:ASSIGNOR label (ParameterError names what is wrong with it and the
+    accepted spellings)."""
     if text is None:
         return None
-    pairs = SYSTEM_VERDICTS["kafka"].pairs
-    known = ", ".join(pairs)
     if system != "kafka":
         raise ParameterError(f"--from: only with --system kafka, not --system {system}")
-    protocol, colon, assignor = text.strip().partition(":")
-    protocols = list(dict.fromkeys(label.partition(":")[0] for label in pairs))
-    if not colon:
-        raise ParameterError(f"--from: expected PROTOCOL:ASSIGNOR, got {text!r}; known: {known}")
-    if protocol not in protocols:
-        raise ParameterError(
-            f"--from: unknown protocol {protocol!r} in {text!r}; known: {', '.join(protocols)} "
-            f"(pairs: {known})"
-        )
-    if f"{protocol}:{assignor}" not in pairs:
-        mine = [label.partition(":")[2] for label in pairs if label.startswith(f"{protocol}:")]
-        raise ParameterError(
-            f"--from: unknown assignor {assignor!r} under the {protocol} protocol; known there: "
-            f"{', '.join(mine)} (pairs: {known})"
-        )
-    return f"{protocol}:{assignor}"
+    try:
+        return kafka_pair(text)
+    except ValueError as error:
+        raise ParameterError(f"--from: {error}") from None
 
 
 def run_description(profile: Profile) -> dict[str, Any]:
