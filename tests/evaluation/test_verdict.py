@@ -258,6 +258,37 @@ def test_which_side_is_better_follows_the_score(better: str) -> None:
     assert compare(low, high, score).better == (-1 if better == "lower" else 1)
 
 
+def test_broker_side_rocketmq_runs_only_the_two_strategies_its_broker_registers() -> None:
+    # apache/rocketmq's QueryAssignmentProcessor serves AVG and AVG_BY_CIRCLE by name and
+    # gives allocate() no previous plan: anything else needs a build of the broker
+    for name, served in (
+        ("averagely", "AllocateMessageQueueAveragely"),
+        ("round_robin", "AllocateMessageQueueAveragelyByCircle"),
+    ):
+        text = how_to_run("rocketmq-broker", name) or ""
+        assert "setClientRebalance(false)" in text
+        assert f"setAllocateMessageQueueStrategy(new {served}())" in text
+        assert "a build of your broker" not in text
+    for name in ("sticky", "consistent_hash", "bounded_consistent_hash"):
+        text = how_to_run("rocketmq-broker", name) or ""
+        assert text.startswith("RocketMQ's broker plans only with AllocateMessageQueueAveragely")
+        assert "a build of your broker registers there" in text
+        assert "setClientRebalance(false)" in text
+        assert "RocketMQ ships it" not in text
+    assert "client-side AllocateMessageQueueConsistentHash" in (
+        how_to_run("rocketmq-broker", "consistent_hash") or ""
+    )
+    # a port of a plan that keeps queues in place keeps the last plan itself; one that ignores
+    # the previous plan (client_side) needs none
+    assert "no previous plan" in (how_to_run("rocketmq-broker", "sticky") or "")
+    assert "no previous plan" not in (
+        how_to_run("rocketmq-broker", "bounded_consistent_hash") or ""
+    )
+    assert how_to_run("rocketmq-client", "consistent_hash") == (
+        "RocketMQ ships it: AllocateMessageQueueConsistentHash."
+    )
+
+
 def test_the_verdict_says_how_to_run_the_recommendation_on_its_system() -> None:
     assert "kafka_python_assignor('sticky')" in (how_to_run("kafka-eager", "sticky") or "")
     cooperative = how_to_run("kafka-cooperative", "averagely") or ""
