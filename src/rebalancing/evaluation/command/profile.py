@@ -382,9 +382,8 @@ def add_profile_arguments(
             "--max-scenarios",
             type=int,
             default=None,
-            help="the most scenarios --scenarios auto draws; the verdict says when it stopped "
-            f"there with candidates still level (default: {DEFAULT_MAX_SCENARIOS}; only with "
-            "--scenarios auto)",
+            help="only with --scenarios auto: the most scenarios it draws; the verdict says "
+            f"when it stopped there with candidates still level (default: {DEFAULT_MAX_SCENARIOS})",
         )
     else:
         run.add_argument("--scenarios", type=int, default=scenarios, help="number of scenarios")
