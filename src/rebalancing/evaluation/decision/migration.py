@@ -1,6 +1,7 @@
 """What moving a live Kafka group from the protocol and assignor it runs today (`--from
 PROTOCOL:ASSIGNOR`) to the verdict's pick costs, as Kafka documents it: the verdict's last lines
-under `--system kafka`.
+under `--system kafka`; and the spellings of a pair that `--from` and `--strategies` take there
+(kafka_pair: Kafka's own names, the Java and kafka-python classes, group.protocol's values).
 
 - Within a classic protocol (an assignor for another): the consumer config
   partition.assignment.strategy takes a list, and the coordinator picks an assignor every
