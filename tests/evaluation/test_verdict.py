@@ -259,33 +259,41 @@ def test_which_side_is_better_follows_the_score(better: str) -> None:
 
 
 def test_broker_side_rocketmq_runs_only_the_two_strategies_its_broker_registers() -> None:
-    # apache/rocketmq's QueryAssignmentProcessor serves AVG and AVG_BY_CIRCLE by name and
-    # gives allocate() no previous plan: anything else needs a build of the broker
+    # apache/rocketmq at 8fc57f1468: the broker's QueryAssignmentProcessor serves AVG and
+    # AVG_BY_CIRCLE by getName() and gives allocate() no previous plan; anything else needs a
+    # build of the broker
     for name, served in (
         ("averagely", "AllocateMessageQueueAveragely"),
         ("round_robin", "AllocateMessageQueueAveragelyByCircle"),
     ):
         text = how_to_run("rocketmq-broker", name) or ""
-        assert "setClientRebalance(false)" in text
-        assert f"setAllocateMessageQueueStrategy(new {served}())" in text
-        assert "a build of your broker" not in text
+        assert text.startswith("RocketMQ's broker plans with it for consumers calling ")
+        assert text.endswith(
+            f"setClientRebalance(false) and setAllocateMessageQueueStrategy with {served}."
+        )
     for name in ("sticky", "consistent_hash", "bounded_consistent_hash"):
         text = how_to_run("rocketmq-broker", name) or ""
         assert text.startswith("RocketMQ's broker plans only with AllocateMessageQueueAveragely")
-        assert "a build of your broker registers there" in text
-        assert "setClientRebalance(false)" in text
-        assert "RocketMQ ships it" not in text
-    assert "client-side AllocateMessageQueueConsistentHash" in (
+        assert "in a build of your broker" in text
+        assert text.endswith(
+            "setClientRebalance(false) and setAllocateMessageQueueStrategy with "
+            "a strategy of the same getName()."
+        )
+    assert "use RocketMQ's client-side AllocateMessageQueueConsistentHash" in (
         how_to_run("rocketmq-broker", "consistent_hash") or ""
     )
     # a port of a plan that keeps queues in place keeps the last plan itself; one that ignores
     # the previous plan (client_side) needs none
-    assert "no previous plan" in (how_to_run("rocketmq-broker", "sticky") or "")
-    assert "no previous plan" not in (
-        how_to_run("rocketmq-broker", "bounded_consistent_hash") or ""
+    assert "keeps the last plan (allocate() gets none)" in (
+        how_to_run("rocketmq-broker", "sticky") or ""
     )
+    assert "allocate()" not in (how_to_run("rocketmq-broker", "bounded_consistent_hash") or "")
     assert how_to_run("rocketmq-client", "consistent_hash") == (
         "RocketMQ ships it: AllocateMessageQueueConsistentHash."
+    )
+    assert how_to_run("rocketmq-client", "sticky") == (
+        "RocketMQ has no sticky: port rebalancing.strategies.sticky (its docstring gives the "
+        "algorithm) to an AllocateMessageQueueStrategy on every client."
     )
 
 
