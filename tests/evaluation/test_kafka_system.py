@@ -5,13 +5,25 @@ documents it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalancing.evaluation.command.compare import closing_lines, compare, main
-from rebalancing.evaluation.command.profile import ParameterError, Profile, _current_pair
-from rebalancing.evaluation.decision.migration import migration_lines
+from rebalancing.evaluation.command.compare import closing_lines, compare, compare_parser, main
+from rebalancing.evaluation.command.profile import (
+    ParameterError,
+    Profile,
+    _current_pair,
+    profile_from,
+)
+from rebalancing.evaluation.decision.migration import (
+    SPELLINGS,
+    accepted_spellings,
+    kafka_pair,
+    migration_lines,
+)
 from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS, how_to_run
 from rebalancing.evaluation.scenarios.changes import ScenarioSettings
 from rebalancing.harness.columns import score_index_batches
@@ -71,25 +83,120 @@ def test_how_to_run_a_pair_is_how_its_protocols_system_runs_its_assignor() -> No
 @pytest.mark.parametrize(
     ("given_text", "message"),
     [
-        ("eager", "--from: expected PROTOCOL:ASSIGNOR, got 'eager'; known: eager:range, "),
-        ("eagre:range", "--from: unknown protocol 'eagre' in 'eagre:range'; known: eager, "),
+        (
+            "eager",
+            "--from: expected PROTOCOL:ASSIGNOR, or a name Kafka gives an assignor, got 'eager' "
+            "(a protocol alone names no assignor: eager:range, eager:round_robin, eager:sticky)",
+        ),
+        ("eagre:range", "--from: unknown protocol 'eagre' in 'eagre:range' (known: eager, "),
         (
             "cooperative:range",
-            "--from: unknown assignor 'range' under the cooperative protocol; known there: "
-            "cooperative_sticky (pairs: ",
+            "--from: unknown assignor 'range' under the cooperative protocol (known there: "
+            "cooperative:cooperative_sticky); accepted: ",
         ),
+        ("classic:uniform", "--from: unknown assignor 'uniform' under the classic protocol"),
+        ("RangeAssigner", "--from: expected PROTOCOL:ASSIGNOR, or a name Kafka gives an"),
     ],
 )
-def test_a_bad_from_is_one_line_naming_the_culprit_and_the_known_values(
+def test_a_bad_from_is_one_line_naming_the_culprit_and_the_accepted_spellings(
     given_text: str, message: str
 ) -> None:
     with pytest.raises(ParameterError) as raised:
         _current_pair(given_text, "kafka")
     assert str(raised.value).startswith(message)
     assert "\n" not in str(raised.value)
+    assert f"accepted: {accepted_spellings()}" in str(raised.value)
     with pytest.raises(ParameterError, match="only with --system kafka"):
         _current_pair("eager:range", "kafka-eager")
     assert _current_pair(" consumer:uniform ", "kafka") == "consumer:uniform"
+
+
+KAFKA_SPELLINGS = {
+    # Kafka's own names: name() of its assignors, the Java classes, group.protocol's values
+    "range": "eager:range",
+    "RangeAssignor": "eager:range",
+    "org.apache.kafka.clients.consumer.RangeAssignor": "eager:range",
+    "classic:range": "eager:range",
+    "classic": "eager:range",
+    "roundrobin": "eager:round_robin",
+    "RoundRobinAssignor": "eager:round_robin",
+    "org.apache.kafka.clients.consumer.RoundRobinAssignor": "eager:round_robin",
+    "sticky": "eager:sticky",
+    "StickyAssignor": "eager:sticky",
+    "eager:StickyAssignor": "eager:sticky",
+    "cooperative-sticky": "cooperative:cooperative_sticky",
+    "CooperativeStickyAssignor": "cooperative:cooperative_sticky",
+    "org.apache.kafka.clients.consumer.CooperativeStickyAssignor": (
+        "cooperative:cooperative_sticky"
+    ),
+    "classic:cooperative-sticky": "cooperative:cooperative_sticky",
+    "cooperative:cooperative-sticky": "cooperative:cooperative_sticky",
+    "uniform": "consumer:uniform",
+    "consumer": "consumer:uniform",
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "consumer:uniform",
+    "consumer:range": "consumer:server_range",
+    "consumer:RangeAssignor": "consumer:server_range",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "consumer:server_range",
+    # kafka-python's
+    "RangePartitionAssignor": "eager:range",
+    "kafka.coordinator.assignors.range.RangePartitionAssignor": "eager:range",
+    "RoundRobinPartitionAssignor": "eager:round_robin",
+    "kafka.coordinator.assignors.roundrobin.RoundRobinPartitionAssignor": "eager:round_robin",
+    "StickyPartitionAssignor": "eager:sticky",
+    "kafka.coordinator.assignors.sticky.sticky_assignor.StickyPartitionAssignor": "eager:sticky",
+    "kafka.coordinator.assignors.cooperative_sticky.CooperativeStickyAssignor": (
+        "cooperative:cooperative_sticky"
+    ),
+}
+
+
+@pytest.mark.parametrize(("spelling", "pair"), sorted(KAFKA_SPELLINGS.items()))
+def test_from_takes_the_names_kafka_users_type(spelling: str, pair: str) -> None:
+    assert _current_pair(spelling, "kafka") == pair
+    assert _current_pair(f" {spelling.upper()} ", "kafka") == pair
+
+
+def test_every_pair_is_its_own_spelling_and_every_spelling_names_a_pair() -> None:
+    assert set(SPELLINGS.values()) == set(PAIRS)
+    for pair in PAIRS:
+        assert kafka_pair(pair) == pair
+
+
+CASED_SPELLINGS = st.sampled_from(sorted(SPELLINGS)).flatmap(
+    lambda spelling: st.tuples(
+        st.just(spelling), st.lists(st.booleans(), min_size=len(spelling), max_size=len(spelling))
+    )
+)
+
+
+@given(CASED_SPELLINGS)
+def test_any_case_of_an_accepted_spelling_names_the_same_pair(
+    spelling_and_case: tuple[str, list[bool]],
+) -> None:
+    spelling, upper = spelling_and_case
+    cased = "".join(c.upper() if up else c for c, up in zip(spelling, upper, strict=True))
+    assert kafka_pair(cased) == SPELLINGS[spelling]
+
+
+def test_strategies_under_kafka_take_the_same_spellings(tmp_path: Path) -> None:
+    parser = compare_parser("rebalancing compare")
+    arguments = ["--system", "kafka", "--out", str(tmp_path / "out")]
+    profile = profile_from(
+        parser.parse_args(
+            [*arguments, "--strategies", "RangeAssignor,range,consumer:range,cooperative-sticky"]
+        )
+    )
+    assert profile.strategies == (
+        "eager:range",
+        "consumer:server_range",
+        "cooperative:cooperative_sticky",
+    )
+    with pytest.raises(ParameterError) as raised:
+        profile_from(parser.parse_args([*arguments, "--strategies", "range,cooperative:range"]))
+    assert str(raised.value).startswith(
+        "--strategies: unknown assignor 'range' under the cooperative protocol"
+    )
+    assert "\n" not in str(raised.value)
 
 
 def test_the_command_refuses_a_bad_from_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from rebalancing.evaluation.command.compare import compare as compare_profile
 from rebalancing.evaluation.command.compare import compare_parser
+from rebalancing.evaluation.command.compare import main as compare_main
 from rebalancing.evaluation.command.profile import ParameterError, Profile, profile_from
 from rebalancing.evaluation.decision.differences import (
     compare,
@@ -23,6 +24,7 @@ from rebalancing.evaluation.decision.differences import (
 )
 from rebalancing.evaluation.decision.reasons import drawn_until_decided
 from rebalancing.evaluation.decision.stopping import (
+    DEFAULT_MAX_SCENARIOS,
     ERROR_RATE,
     corrected_confidence,
     draw_until_settled,
@@ -235,13 +237,31 @@ def test_scenarios_auto_or_a_count_and_the_cap_are_checked_naming_the_option(
     assert "200 scenarios (drawn until decided, at most 200)" in auto.describe()
     fixed = profile_from(parser.parse_args(["--scenarios", "30", "--out", out]))
     assert (fixed.scenarios, fixed.max_scenarios) == (30, None)
+    default = profile_from(parser.parse_args(["--out", out]))
+    assert (default.scenarios, default.max_scenarios) == (DEFAULT_MAX_SCENARIOS,) * 2
     for arguments, message in [
         (["--scenarios", "many"], "--scenarios: expected a number of scenarios or auto"),
         (["--scenarios", "0"], "--scenarios must be between 1 and"),
         (["--max-scenarios", "0"], "--max-scenarios must be between 1 and"),
+        (
+            ["--scenarios", "500", "--max-scenarios", "2000"],
+            "--max-scenarios: only with --scenarios auto; --scenarios 500 scores exactly 500",
+        ),
     ]:
         with pytest.raises(ParameterError, match=message):
             profile_from(parser.parse_args([*arguments, "--out", out]))
+
+
+def test_a_cap_beside_a_fixed_count_is_one_line_naming_both(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # it was ignored without a word: --scenarios N scores exactly N whatever the cap says
+    arguments = ["--scenarios", "40", "--max-scenarios", "10", "--out", str(tmp_path / "out")]
+    assert compare_main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert error.startswith("error: --max-scenarios: only with --scenarios auto")
+    assert not (tmp_path / "out" / "run.json").exists()
 
 
 def test_a_run_drawn_until_decided_scores_what_a_fixed_run_of_as_many_scenarios_does() -> None:

@@ -258,6 +258,45 @@ def test_which_side_is_better_follows_the_score(better: str) -> None:
     assert compare(low, high, score).better == (-1 if better == "lower" else 1)
 
 
+def test_broker_side_rocketmq_runs_only_the_two_strategies_its_broker_registers() -> None:
+    # apache/rocketmq at 8fc57f1468: the broker's QueryAssignmentProcessor serves AVG and
+    # AVG_BY_CIRCLE by getName() and gives allocate() no previous plan; anything else needs a
+    # build of the broker
+    for name, served in (
+        ("averagely", "AllocateMessageQueueAveragely"),
+        ("round_robin", "AllocateMessageQueueAveragelyByCircle"),
+    ):
+        text = how_to_run("rocketmq-broker", name) or ""
+        assert text.startswith("RocketMQ's broker plans with it for consumers calling ")
+        assert text.endswith(
+            f"setClientRebalance(false) and setAllocateMessageQueueStrategy with {served}."
+        )
+    for name in ("sticky", "consistent_hash", "bounded_consistent_hash"):
+        text = how_to_run("rocketmq-broker", name) or ""
+        assert text.startswith("RocketMQ's broker plans only with AllocateMessageQueueAveragely")
+        assert "in a build of your broker" in text
+        assert text.endswith(
+            "setClientRebalance(false) and setAllocateMessageQueueStrategy with "
+            "a strategy of the same getName()."
+        )
+    assert "use RocketMQ's client-side AllocateMessageQueueConsistentHash" in (
+        how_to_run("rocketmq-broker", "consistent_hash") or ""
+    )
+    # a port of a plan that keeps queues in place keeps the last plan itself; one that ignores
+    # the previous plan (client_side) needs none
+    assert "keeps the last plan (allocate() gets none)" in (
+        how_to_run("rocketmq-broker", "sticky") or ""
+    )
+    assert "allocate()" not in (how_to_run("rocketmq-broker", "bounded_consistent_hash") or "")
+    assert how_to_run("rocketmq-client", "consistent_hash") == (
+        "RocketMQ ships it: AllocateMessageQueueConsistentHash."
+    )
+    assert how_to_run("rocketmq-client", "sticky") == (
+        "RocketMQ has no sticky: port rebalancing.strategies.sticky (its docstring gives the "
+        "algorithm) to an AllocateMessageQueueStrategy on every client."
+    )
+
+
 def test_the_verdict_says_how_to_run_the_recommendation_on_its_system() -> None:
     assert "kafka_python_assignor('sticky')" in (how_to_run("kafka-eager", "sticky") or "")
     cooperative = how_to_run("kafka-cooperative", "averagely") or ""

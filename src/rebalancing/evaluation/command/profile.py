@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from rebalancing.evaluation.decision.differences import CONFIDENCE, ScenarioMeans
+from rebalancing.evaluation.decision.migration import kafka_pair
 from rebalancing.evaluation.decision.stopping import DEFAULT_MAX_SCENARIOS
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict, decide
@@ -336,7 +337,9 @@ def add_profile_arguments(
         metavar="PROTOCOL:ASSIGNOR",
         help="with --system kafka: what the group runs today, one of "
         + ", ".join(SYSTEM_VERDICTS["kafka"].pairs)
-        + "; the verdict ends with what moving to its pick costs",
+        + ", or Kafka's names for them (range, RangeAssignor, cooperative-sticky, consumer:range, "
+        "classic, ...: docs/reference/command-line.md); the verdict ends with what moving to its "
+        "pick costs",
     )
     group.add_argument("--queues", default="1:4096", help="queue count N or range LOW:HIGH")
     group.add_argument("--consumers", default="1:256", help="consumer count N or range LOW:HIGH")
@@ -378,9 +381,9 @@ def add_profile_arguments(
         run.add_argument(
             "--max-scenarios",
             type=int,
-            default=DEFAULT_MAX_SCENARIOS,
-            help="the most scenarios --scenarios auto draws; the verdict says when it stopped "
-            "there with candidates still level",
+            default=None,
+            help="only with --scenarios auto: the most scenarios it draws; the verdict says "
+            f"when it stopped there with candidates still level (default: {DEFAULT_MAX_SCENARIOS})",
         )
     else:
         run.add_argument("--scenarios", type=int, default=scenarios, help="number of scenarios")
@@ -391,7 +394,7 @@ def add_profile_arguments(
         help="comma-separated strategies: registered names, or package.module:function for one "
         "of your own (default: the candidates of --system; registered: "
         + ", ".join(STRATEGIES)
-        + ")",
+        + "; with --system kafka: PROTOCOL:ASSIGNOR pairs, in any spelling --from takes)",
     )
     own = (
         f" (default: {out}, the command's own: each run there replaces the one before)"
@@ -466,12 +469,20 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
     current = _current_pair(getattr(namespace, "current", None), system.name)
     if namespace.strategies is None:
         specs = system.candidates(carried=settings.carried_inputs())
-    elif system.pairs:
-        specs = tuple(dict.fromkeys(name.strip() for name in namespace.strategies.split(",")))
+    elif system.pairs:  # --system kafka: pairs in the spellings --from accepts
         try:
+            specs = tuple(
+                dict.fromkeys(
+                    kafka_pair(name) for name in namespace.strategies.split(",") if name.strip()
+                )
+            )
             system.strategies(specs)
         except ValueError as error:
             raise ParameterError(f"--strategies: {error}") from None
+        if not specs:
+            raise ParameterError(
+                f"--strategies: empty; give pairs, e.g. {','.join(system.candidates()[:2])}"
+            )
     else:
         specs = strategy_specs(namespace.strategies)
         resolved = select(",".join(specs))
@@ -509,12 +520,16 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
 
 def scenario_count(namespace: argparse.Namespace) -> tuple[int, int | None]:
     """(scenarios, max_scenarios) of parsed options: (N, None) for --scenarios N; (the cap, the
-    cap) for --scenarios auto. ParameterError names the option out of range or not a count."""
+    cap) for --scenarios auto, the cap DEFAULT_MAX_SCENARIOS unless --max-scenarios gives it.
+    ParameterError names the option out of range or not a count, and --max-scenarios beside a
+    --scenarios N, which scores exactly N (the cap would be ignored without a word)."""
     given = namespace.scenarios
+    drawn = hasattr(namespace, "max_scenarios")  # compare's options; not the harness's
     cap = getattr(namespace, "max_scenarios", None)
     if isinstance(given, str) and given.strip().lower() == AUTO:
-        if cap is None:
+        if not drawn:
             raise ParameterError("--scenarios: auto is for compare; give a number of scenarios")
+        cap = DEFAULT_MAX_SCENARIOS if cap is None else cap
         return _scenarios_within("--max-scenarios", cap), cap
     try:
         count = int(given)
@@ -522,6 +537,11 @@ def scenario_count(namespace: argparse.Namespace) -> tuple[int, int | None]:
         raise ParameterError(
             f"--scenarios: expected a number of scenarios or auto, got {given!r}"
         ) from None
+    if cap is not None:
+        raise ParameterError(
+            f"--max-scenarios: only with --scenarios auto; --scenarios {given} scores exactly "
+            f"{count:,}: drop --max-scenarios, or give --scenarios auto to draw until decided"
+        )
     return _scenarios_within("--scenarios", count), None
 
 
@@ -533,30 +553,17 @@ def _scenarios_within(option: str, count: int) -> int:
 
 
 def _current_pair(text: str | None, system: str) -> str | None:
-    """`--from` checked: a PROTOCOL:ASSIGNOR pair of `--system kafka` (ParameterError names
-    what is wrong with it and the known values)."""
+    """`--from` checked: a pair of `--system kafka` in any spelling migration.kafka_pair
+    accepts, as its PROTOCOL:ASSIGNOR label (ParameterError names what is wrong with it and the
+    accepted spellings)."""
     if text is None:
         return None
-    pairs = SYSTEM_VERDICTS["kafka"].pairs
-    known = ", ".join(pairs)
     if system != "kafka":
         raise ParameterError(f"--from: only with --system kafka, not --system {system}")
-    protocol, colon, assignor = text.strip().partition(":")
-    protocols = list(dict.fromkeys(label.partition(":")[0] for label in pairs))
-    if not colon:
-        raise ParameterError(f"--from: expected PROTOCOL:ASSIGNOR, got {text!r}; known: {known}")
-    if protocol not in protocols:
-        raise ParameterError(
-            f"--from: unknown protocol {protocol!r} in {text!r}; known: {', '.join(protocols)} "
-            f"(pairs: {known})"
-        )
-    if f"{protocol}:{assignor}" not in pairs:
-        mine = [label.partition(":")[2] for label in pairs if label.startswith(f"{protocol}:")]
-        raise ParameterError(
-            f"--from: unknown assignor {assignor!r} under the {protocol} protocol; known there: "
-            f"{', '.join(mine)} (pairs: {known})"
-        )
-    return f"{protocol}:{assignor}"
+    try:
+        return kafka_pair(text)
+    except ValueError as error:
+        raise ParameterError(f"--from: {error}") from None
 
 
 def run_description(profile: Profile) -> dict[str, Any]:

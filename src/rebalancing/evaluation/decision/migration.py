@@ -1,6 +1,7 @@
 """What moving a live Kafka group from the protocol and assignor it runs today (`--from
 PROTOCOL:ASSIGNOR`) to the verdict's pick costs, as Kafka documents it: the verdict's last lines
-under `--system kafka`.
+under `--system kafka`; and the spellings of a pair that `--from` and `--strategies` take there
+(kafka_pair: Kafka's own names, the Java and kafka-python classes, group.protocol's values).
 
 - Within a classic protocol (an assignor for another): the consumer config
   partition.assignment.strategy takes a list, and the coordinator picks an assignor every
@@ -42,6 +43,130 @@ KAFKA_NAMES: Mapping[str, str] = {
 
 CLASSIC = ("eager", "cooperative")
 """The classic group protocol's two rebalance protocols."""
+
+CLIENTS = "org.apache.kafka.clients.consumer."
+SERVER = "org.apache.kafka.coordinator.group.assignor."
+KAFKA_PYTHON = "kafka.coordinator.assignors."
+
+ASSIGNOR_SPELLINGS: Mapping[str, tuple[str, ...]] = {
+    "eager:range": (
+        "range",
+        "RangeAssignor",
+        f"{CLIENTS}RangeAssignor",
+        "RangePartitionAssignor",
+        f"{KAFKA_PYTHON}range.RangePartitionAssignor",
+        "averagely",
+    ),
+    "eager:round_robin": (
+        "round_robin",
+        "roundrobin",
+        "RoundRobinAssignor",
+        f"{CLIENTS}RoundRobinAssignor",
+        "RoundRobinPartitionAssignor",
+        f"{KAFKA_PYTHON}roundrobin.RoundRobinPartitionAssignor",
+    ),
+    "eager:sticky": (
+        "sticky",
+        "StickyAssignor",
+        f"{CLIENTS}StickyAssignor",
+        "StickyPartitionAssignor",
+        f"{KAFKA_PYTHON}sticky.sticky_assignor.StickyPartitionAssignor",
+    ),
+    "cooperative:cooperative_sticky": (
+        "cooperative_sticky",
+        "cooperative-sticky",
+        "CooperativeStickyAssignor",
+        f"{CLIENTS}CooperativeStickyAssignor",
+        f"{KAFKA_PYTHON}cooperative_sticky.CooperativeStickyAssignor",
+    ),
+    "consumer:uniform": ("uniform", "UniformAssignor", f"{SERVER}UniformAssignor"),
+    "consumer:server_range": ("server_range", f"{SERVER}RangeAssignor"),
+}
+"""Each `--system kafka` pair -> the names its assignor goes by, alone or after a protocol:
+ours, Kafka's name() (librdkafka's partition.assignment.strategy values are the same), the Java
+class, kafka-python's class (its name attribute is Kafka's). Read from apache/kafka at commit
+1eb7644349cb07139d6a3c1ad1986979647cac99 (clients' and group-coordinator's assignors) and
+dpkp/kafka-python (kafka/coordinator/assignors). The server-side RangeAssignor shares the
+client's names `range` and `RangeAssignor`, so those mean it only after `consumer:`; alone
+they are the client's, as a consumer's group.protocol is classic unless set."""
+
+UNDER_CONSUMER = {"range": "consumer:server_range", "rangeassignor": "consumer:server_range"}
+"""Spellings that mean a server-side assignor after `consumer:` and another assignor alone."""
+
+GROUP_PROTOCOLS = {"classic": "eager:range", "consumer": "consumer:uniform"}
+"""group.protocol's values alone: the pair a group gets with no assignor set (the Java client's
+partition.assignment.strategy default lists RangeAssignor first, which every member lists;
+the broker's group.consumer.assignors default puts uniform first)."""
+
+
+def _protocols_of(label: str) -> tuple[str, ...]:
+    """The protocol names a pair's assignor may follow: its own, and `classic` for the classic
+    protocol's two (group.protocol=classic)."""
+    protocol = label.partition(":")[0]
+    return (protocol, "classic") if protocol in CLASSIC else (protocol,)
+
+
+def _spellings() -> dict[str, str]:
+    """Every accepted spelling, lower-cased -> the pair's label; ValueError on a spelling that
+    would name two pairs (ambiguous: refused here rather than resolved either way)."""
+    accepted: dict[str, str] = dict(GROUP_PROTOCOLS)
+    for label, names in ASSIGNOR_SPELLINGS.items():
+        forms = [label] + [
+            f"{protocol}:{name}" if protocol else name
+            for name in names
+            for protocol in ("", *_protocols_of(label))
+        ]
+        for form in forms:
+            if accepted.setdefault(form.lower(), label) != label:
+                raise ValueError(f"{form!r} would name {accepted[form.lower()]} and {label}")
+    for name, label in UNDER_CONSUMER.items():
+        if accepted.setdefault(f"consumer:{name}", label) != label:
+            raise ValueError(f"'consumer:{name}' would name two pairs")
+    return accepted
+
+
+SPELLINGS: Mapping[str, str] = _spellings()
+"""`--from` and `--strategies` (under `--system kafka`): a spelling, lower-cased -> its pair."""
+
+
+def accepted_spellings() -> str:
+    """The accepted spellings in one line, for an error message and the docs."""
+    pairs = ", ".join(
+        f"{label} ({', '.join(name for name in names if '.' not in name)})"
+        for label, names in ASSIGNOR_SPELLINGS.items()
+    )
+    return (
+        f"{pairs}; each name in any case, alone or after its protocol (or classic: for the "
+        "classic protocol's), the full Java and kafka-python class names too; consumer:range "
+        "and consumer:RangeAssignor for the server-side range; or a group.protocol alone: "
+        f"classic ({GROUP_PROTOCOLS['classic']}), consumer ({GROUP_PROTOCOLS['consumer']})"
+    )
+
+
+def kafka_pair(text: str) -> str:
+    """The `--system kafka` pair (PROTOCOL:ASSIGNOR, one of KAFKA_PAIRS) that `text` names in
+    any accepted spelling (SPELLINGS, case-insensitive); ValueError naming `text`, the part of
+    it that is unknown, and the accepted spellings, otherwise."""
+    given = text.strip()
+    label = SPELLINGS.get(given.lower())
+    if label is not None:
+        return label
+    protocol, colon, assignor = given.partition(":")
+    protocols = dict.fromkeys(name for pair in ASSIGNOR_SPELLINGS for name in _protocols_of(pair))
+    if not colon:
+        alone = [pair for pair in ASSIGNOR_SPELLINGS if given.lower() in _protocols_of(pair)]
+        culprit = f"expected PROTOCOL:ASSIGNOR, or a name Kafka gives an assignor, got {given!r}"
+        if alone:
+            culprit += f" (a protocol alone names no assignor: {', '.join(alone)})"
+    elif protocol.lower() not in protocols:
+        culprit = f"unknown protocol {protocol!r} in {given!r} (known: {', '.join(protocols)})"
+    else:
+        there = [pair for pair in ASSIGNOR_SPELLINGS if protocol.lower() in _protocols_of(pair)]
+        culprit = (
+            f"unknown assignor {assignor!r} under the {protocol} protocol (known there: "
+            f"{', '.join(there)})"
+        )
+    raise ValueError(f"{culprit}; accepted: {accepted_spellings()}")
 
 
 def _protocol_and_name(pair: tuple[str, str], label: str) -> tuple[str, str]:

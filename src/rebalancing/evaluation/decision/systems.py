@@ -170,15 +170,26 @@ def _server_side(strategy: Strategy) -> str | None:
 
 
 def _rocketmq(where: str) -> Callable[[Strategy], str]:
-    """RocketMQ's own class where it ships one, else the module to port (`where` it runs)."""
+    """RocketMQ's own class, else the module to port, `where` the plan is made: on every client, or
+    on the broker (apache/rocketmq's QueryAssignmentProcessor: two strategies, no previous plan)."""
+    served = ("AllocateMessageQueueAveragely", "AllocateMessageQueueAveragelyByCircle")
 
     def how(strategy: Strategy) -> str:
-        built_in = strategy.native.get("rocketmq")
-        if built_in:
-            return f"RocketMQ ships it: {built_in}."
+        built_in, module = strategy.native.get("rocketmq"), _module_of(strategy)
+        port = f"port {module} (its docstring gives the algorithm) to an "
+        port += "AllocateMessageQueueStrategy"
+        if where == "on every client":
+            ported = f"RocketMQ has no {strategy.name}: {port} {where}."
+            return f"RocketMQ ships it: {built_in}." if built_in else ported
+        via = "consumers calling setClientRebalance(false) and setAllocateMessageQueueStrategy with"
+        if built_in in served:
+            return f"RocketMQ's broker plans with it for {via} {built_in}."
+        kept = "" if strategy.client_side else " that keeps the last plan (allocate() gets none)"
+        plan = f"use RocketMQ's client-side {built_in}" if built_in else f"{port}{kept}"
         return (
-            f"RocketMQ has no {strategy.name}: port {_module_of(strategy)} (its docstring "
-            f"gives the algorithm) to an AllocateMessageQueueStrategy {where}."
+            f"RocketMQ's broker plans only with {' and '.join(served)}, which its "
+            "QueryAssignmentProcessor registers by name (no setting adds one): in a build of your "
+            f"broker, {plan}, and register it there, for {via} a strategy of the same getName()."
         )
 
     return how
