@@ -1,8 +1,8 @@
 """A system that declares the protocol its candidates run inside (System.protocol): Kafka's three
-group protocols, RocketMQ's client-side and broker-side sessions. Each candidate's rows are then the protocol's session around its `assign`,
-told each step's change kind, with the protocol's seconds, paused partition-seconds and
-heartbeats, and the assign calls' own time as the compute cost; the command and the Spark
-harness's columns score the same rows."""
+group protocols, RocketMQ's client-side and broker-side sessions. Each candidate's rows are then
+the protocol's session around its `assign`, told each step's change kind, with the protocol's
+seconds, paused partition-seconds and heartbeats, and the assign calls' own time as the compute
+cost; the command and the Spark harness's columns score the same rows."""
 
 from __future__ import annotations
 
