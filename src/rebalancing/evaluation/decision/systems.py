@@ -32,7 +32,7 @@ class System:
 
     `criteria` are score metrics in the order they decide; `shown` the columns of the verdict's
     table as (metric, statistic); `views` the view mode the scores must be taken under
-    (rebalancing.evaluation.scenarios.views: client-side systems pay for disagreeing views);
+    (rebalancing.evaluation.scenarios.views; rocketmq-client's session has views of its own);
     `vendor` whose system it is (registry.VENDORS, the key of Strategy.native); `zone_aware`,
     whether its clients know zones (the cross-zone fraction then decides); `how_to_run`, a
     strategy's registry entry -> how to run it there, in a sentence (None: no known way);
@@ -262,12 +262,12 @@ _ROCKETMQ_CLIENT_CRITERIA = (
     *("balance_degree", "queue_seconds_unowned", "queue_seconds_doubly_owned"),
     *("seconds_to_balance", "moves", "stickiness"),
 )
-"""rocketmq-client's order, each client's runs in seconds (protocols.rocketmq.client_session):
-balance first, as on every system with unbalanced candidates (consistent_hash), a lasting cost
-where a rebalance's is passing; then queue-seconds read by nobody, messages waiting while views
-disagree; then read twice, messages delivered twice, which at-least-once consumers already
-tolerate (work lost, no message); then the seconds to balance, how long the disagreement
-lasted, which both already weigh; then moves and stickiness."""
+"""rocketmq-client's order, its clients' runs in seconds (protocols.rocketmq.client_session):
+balance first, as on every system with unbalanced candidates (consistent_hash): a lasting cost
+where a rebalance's passes; then the queue-seconds read by nobody, messages left waiting (views
+disagreeing, a crash unnoticed, a first pull); then read twice, messages delivered twice, which
+at-least-once consumers tolerate already (work lost, no message); then the seconds to balance,
+how long it all lasted, which both already weigh; then moves and stickiness."""
 
 KAFKA_PAIRS: Mapping[str, tuple[str, str]] = {
     "eager:range": ("kafka-eager", "averagely"),
