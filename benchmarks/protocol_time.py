@@ -25,7 +25,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from rebalancing.evaluation.scoring import protocol_time
-from rebalancing.strategies import event_hubs
+from rebalancing.strategies import event_hubs, sac
 from shared import commit, description
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,10 @@ def main() -> int:
         f"{os.cpu_count()} cores, load average {load:.1f} at the start and "
         f"{os.getloadavg()[0]:.1f} at the end; {len(costs):,} runs in {elapsed:.0f} s. Every "
         "figure is simulated time with each system's default intervals (SAC: a 2 ms hand-over "
-        "per round of releases; Event Hubs: the Python SDK's "
+        "per round of releases, a crash noticed when the broker's heartbeat check declares the "
+        f"connection dead, {sac.CHECKS_BEFORE_DEAD} to {sac.CHECKS_BEFORE_DEAD + 1} intervals "
+        f"of RabbitMQ's default {sac.HEARTBEAT_SECONDS:g} s heartbeat after it; Event Hubs: the "
+        "Python SDK's "
         f"{event_hubs.LOAD_BALANCING_INTERVAL:g} s load-balancing cycles plus up to 20% jitter, "
         f"ownership expiring after {event_hubs.PARTITION_OWNERSHIP_EXPIRATION_INTERVAL:g} s; "
         "KCL: a lease taker every 20.05 s, failover time 10 s), "

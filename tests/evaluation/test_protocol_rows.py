@@ -1,8 +1,8 @@
 """A system that declares the protocol its candidates run inside (System.protocol): Kafka's three
-group protocols. Each candidate's rows are then the protocol's session around its `assign`,
-told each step's change kind, with the protocol's seconds, paused partition-seconds and
-heartbeats, and the assign calls' own time as the compute cost; the command and the Spark
-harness's columns score the same rows."""
+group protocols, RocketMQ's client-side and broker-side sessions. Each candidate's rows are then
+the protocol's session around its `assign`, told each step's change kind, with the protocol's
+seconds, paused partition-seconds and heartbeats, and the assign calls' own time as the compute
+cost; the command and the Spark harness's columns score the same rows."""
 
 from __future__ import annotations
 
@@ -22,31 +22,32 @@ from rebalancing.evaluation.scoring import runner as runner_module
 from rebalancing.evaluation.scoring.replay import score_scenario, score_scenarios
 from rebalancing.harness.columns import ROW_SCHEMA, score_index_batches
 from rebalancing.protocols import ConsumerSession, cooperative_session, eager_session
-from rebalancing.protocols.rocketmq import broker_session
+from rebalancing.protocols.rocketmq import broker_session, client_session
 from rebalancing.strategies import STRATEGIES, Strategy
 
 SMALL = ScenarioSettings(queue_range=(2, 24), consumer_range=(1, 6), change_count_range=(1, 4))
 NO_STABILITY = 10**9  # the stability check rebalances again; these tests follow one session
 
 
-def test_the_kafka_systems_and_rocketmq_broker_declare_their_protocols_and_the_others_none() -> (
-    None
-):
+def test_the_kafka_and_rocketmq_systems_declare_their_protocols_and_the_others_none() -> None:
     declared = {name: system.protocol for name, system in SYSTEM_VERDICTS.items()}
     assert declared.pop("kafka-eager") is eager_session
     assert declared.pop("kafka-cooperative") is cooperative_session
     assert declared.pop("kafka-consumer") is ConsumerSession
     assert declared.pop("rocketmq-broker") is broker_session
+    assert declared.pop("rocketmq-client") is client_session
     assert set(declared.values()) == {None}
 
 
-@pytest.mark.parametrize("system", ["kafka-eager", "kafka-cooperative", "kafka-consumer"])
+@pytest.mark.parametrize(
+    "system", ["kafka-eager", "kafka-cooperative", "kafka-consumer", "rocketmq-client"]
+)
 @given(index=st.integers(0, 10_000))
 def test_rows_are_the_protocols_session_told_each_change_kind(system: str, index: int) -> None:
     protocol = SYSTEM_VERDICTS[system].protocol
     assert protocol is not None
     scenario = Scenario(3, index, SMALL)
-    name = "sticky" if system != "kafka-consumer" else "uniform"
+    name = {"kafka-consumer": "uniform", "rocketmq-client": "averagely"}.get(system, "sticky")
     rows = score_scenario(
         scenario, {name: STRATEGIES[name]}, stability_every=NO_STABILITY, protocol=protocol
     )
@@ -59,10 +60,11 @@ def test_rows_are_the_protocols_session_told_each_change_kind(system: str, index
             assert cold == (None, None, None)
             assert row.heartbeats is row.queues_paused is None
             continue
-        assert (row.seconds_to_balance, row.queue_seconds_unowned) == (
-            run.seconds_to_balance,
-            run.queue_seconds_unowned,
-        )
+        assert (
+            row.seconds_to_balance,
+            row.queue_seconds_unowned,
+            row.queue_seconds_doubly_owned,
+        ) == (run.seconds_to_balance, run.queue_seconds_unowned, run.queue_seconds_doubly_owned)
         assert (row.queue_seconds_paused, row.heartbeats, row.queues_paused) == (
             run.queue_seconds_paused,
             run.heartbeats,

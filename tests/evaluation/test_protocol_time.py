@@ -23,6 +23,7 @@ from rebalancing.strategies.event_hubs import (
     PARTITION_OWNERSHIP_EXPIRATION_INTERVAL,
 )
 from rebalancing.strategies.kcl import FAILOVER_TIME_MILLIS
+from rebalancing.strategies.sac import CHECKS_BEFORE_DEAD, HANDOVER_SECONDS, HEARTBEAT_SECONDS
 
 SMALL = ScenarioSettings(queue_range=(1, 60), consumer_range=(1, 8))
 TIME_SCORES = (
@@ -205,6 +206,26 @@ def test_a_crashed_members_queues_wait_unowned_for_their_records_to_expire(
         assert cost.seconds_to_balance >= wait
         assert cost.queue_seconds_unowned is not None
         assert cost.queue_seconds_unowned >= 4 * wait  # its 4 queues, all that time
+
+
+@pytest.mark.parametrize("protocol", ["sac", "sac_newest", "sac_random"])
+def test_a_sac_crash_waits_for_the_brokers_heartbeat_check(protocol: str) -> None:
+    """The broker declares the crashed app's connection dead 2 to 3 heartbeat intervals (60 s)
+    after the crash: its 4 queues are unread all that time, then released in 2 ms hand-overs;
+    a join (nothing to detect) still settles in milliseconds."""
+    for seed in range(4):
+        cost = protocol_time.measure(protocol, "crash", 4, seed)
+        assert cost.seconds_to_balance is not None
+        assert cost.queue_seconds_unowned is not None
+        hand_overs = HANDOVER_SECONDS * cost.rounds
+        detected = cost.seconds_to_balance - hand_overs
+        low, high = CHECKS_BEFORE_DEAD, CHECKS_BEFORE_DEAD + 1
+        assert low * HEARTBEAT_SECONDS <= detected <= high * HEARTBEAT_SECONDS
+        assert cost.queue_seconds_unowned == pytest.approx(
+            4 * detected + HANDOVER_SECONDS * cost.releases
+        )
+        joined = protocol_time.measure(protocol, "join", 4, seed)
+        assert (joined.seconds_to_balance or 0.0) < 1.0
 
 
 @pytest.mark.parametrize("consumers", [2, 3, 6])

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from rebalancing.contract import ChangeAwareSession, ProtocolRun
+from rebalancing.evaluation.scenarios.changes import Scenario, ScenarioSettings, scenario_seed
 from rebalancing.protocols.rocketmq import (
     RocketMQSession,
     RocketMQTimers,
@@ -94,6 +95,25 @@ def test_a_notification_slower_than_the_newcomer_reads_queues_twice() -> None:
     # then (0.5 s each read twice), takes 2 from a, which drops it at 3.5: read from 4.0
     assert run.owners == {"a": [0, 1], "b": [2, 3], "c": [4, 5]}
     assert times(run) == (2.5, 0.5, 1.0, 0.5)
+    assert session.most_consumers() == 2
+
+
+def test_two_clients_a_join_the_notification_and_the_20_s_period() -> None:
+    # a alone: built at 0, its first run at 1.0 (the least interval), reads 0-3 from 1.5
+    for late_ms, expected in ((10, (1.5, 2.0, 0.0, 2.0)), (30_000, (19.5, 0.0, 36.0, 0.0))):
+        session = kept(notify_delay_ms=late_ms)
+        session.rebalance(range(4), ["a"])
+        run = session.rebalance(range(4), ["a", "b"])
+        assert run.owners == {"a": [0, 1], "b": [2, 3]}
+        assert times(run) == expected
+        assert (run.releases, run.steps, run.rounds) == (2, 2, 1)
+    # b joins at 1.5. On time, the notice reaches a at 1.51, a runs at 2.0 (1 s after its run
+    # at 1.0) and drops 2 and 3; b runs at 2.5 (1 s after its start), reads them from 3.0:
+    # 2 queues read by nobody for 1 s, time 3.0 - 1.5. Late as if lost (RocketMQ sends it
+    # one-way, and never again): b still runs at 2.5 and reads 2 and 3 from 3.0, while a reads
+    # all four until its periodic run at 21.0 (20 s after 1.0): 2 queues read twice for 18 s,
+    # none read by nobody, time 21.0 - 1.5
+    assert session.now == 21.0
     assert session.most_consumers() == 2
 
 
@@ -210,6 +230,74 @@ def test_every_queue_is_owned_once_at_quiescence_and_the_seed_decides(
             assert 0 <= (run.queue_seconds_paused or 0) <= (run.queue_seconds_unowned or 0)
             assert (run.queue_seconds_doubly_owned or 0) >= 0
     assert runs[0] == runs[1]
+
+
+class WatchedViews(RocketMQSession):
+    """A client-side session that records each run: its time, the client and the view it read
+    (a run's time is its client's `next_run` when `_view` is called)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(averagely.assign, mode="client", seed=seed)
+        self.runs: list[tuple[float, Any, tuple[Any, ...]]] = []
+
+    def _view(self, client: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        view = super()._view(client)
+        name = next(name for name, known in self.clients.items() if known is client)
+        self.runs.append((client.next_run, name, view))
+        return view
+
+
+def replay_read_twice(session: WatchedViews, views: dict[Any, Any], end: float) -> float:
+    """Replay the last change's ledger with the runs between its records: assert that the
+    readers of a queue read twice never share a view, and that every queue is read by one
+    client at quiescence; the queue-seconds read twice (`views`: each client's view before
+    the change, updated in place)."""
+    ledger = session._ledger
+    readers = {queue: set(members) for queue, members in ledger.initial.items()}
+    runs = [(time, -1, name, view) for time, name, view in session.runs if time >= ledger.start]
+    records = [
+        (time, order, member, (kind, queue))
+        for time, kind, order, member, queue, _ in ledger.records
+    ]
+    events = sorted([*runs, *records], key=lambda event: (event[0], event[1]))
+    read_twice, last = 0.0, ledger.start
+    for time, order, member, what in [*events, (end, -2, None, None)]:
+        if time > last:
+            for queue, members in readers.items():
+                if len(members) >= 2:
+                    assert len({views[member] for member in members}) > 1, (queue, members)
+                    read_twice += time - last
+            last = time
+        if order == -1:
+            views[member] = what
+        elif what is not None:
+            kind, queue = what
+            (readers[queue].discard if kind == 0 else readers[queue].add)(member)
+    if session.clients:
+        assert all(len(members) == 1 for members in readers.values())
+    return read_twice
+
+
+scenario_settings = ScenarioSettings(
+    queue_range=(1, 16), consumer_range=(1, 6), change_count_range=(1, 5)
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**16), st.integers(0, 2**16))
+def test_in_seeded_scenarios_a_queue_is_read_twice_only_while_views_disagree(
+    base_seed: int, index: int
+) -> None:
+    scenario = Scenario(base_seed, index, scenario_settings)
+    session = WatchedViews(scenario_seed(base_seed, index))
+    views: dict[Any, Any] = {}
+    for step in scenario.steps():
+        session.runs.clear()
+        run = session.apply_change(step.queues, step.consumers, step.kind)
+        assert run.converged
+        assert run.owners == averagely.assign(step.queues, step.consumers)
+        read_twice = replay_read_twice(session, views, session.now)
+        assert read_twice == pytest.approx(run.queue_seconds_doubly_owned or 0.0, abs=1e-6)
 
 
 class RocketMQGroup(RuleBasedStateMachine):

@@ -176,7 +176,10 @@ def tie(
     )
     # every time is the strategy's own function's (a compiled twin's never is: replay.TIMED_EVERY)
     times = {name: overall[name]["assign_micros"].p99 for name in left}
-    if all(value is not None for value in times.values()):
+    # and compared only on one clock: all of them in a protocol's seconds or none (a protocol's
+    # own session's compute is its whole simulated rebalance, no function's call)
+    clocks = {_known(overall[name]["seconds_to_balance"]) for name in left}
+    if len(clocks) == 1 and all(value is not None for value in times.values()):
         fastest = min(left, key=lambda name: times[name] or 0.0)
         others = [name for name in left if name != fastest]
         slowest_ratio = min(

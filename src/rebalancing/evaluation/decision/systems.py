@@ -14,11 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from rebalancing.evaluation.decision.how_to_run import (
+    by_the_system,
+    in_kafka_python,
+    in_rabbitmq,
+    in_rocketmq,
+    on_kafka_brokers,
+)
 from rebalancing.evaluation.scoring.aggregates import Overall
 from rebalancing.evaluation.scoring.definitions import SCORES, format_value
 from rebalancing.evaluation.scoring.runner import ProtocolFactory
 from rebalancing.protocols import ConsumerSession, cooperative_session, eager_session
-from rebalancing.protocols.rocketmq import broker_session
+from rebalancing.protocols.rocketmq import broker_session, client_session
 from rebalancing.strategies import STRATEGIES, SYSTEMS, Strategy, select
 from rebalancing.strategies.registry import default_strategies, runs_on
 
@@ -32,7 +39,7 @@ class System:
 
     `criteria` are score metrics in the order they decide; `shown` the columns of the verdict's
     table as (metric, statistic); `views` the view mode the scores must be taken under
-    (rebalancing.evaluation.scenarios.views: client-side systems pay for disagreeing views);
+    (rebalancing.evaluation.scenarios.views; rocketmq-client's session has views of its own);
     `vendor` whose system it is (registry.VENDORS, the key of Strategy.native); `zone_aware`,
     whether its clients know zones (the cross-zone fraction then decides); `how_to_run`, a
     strategy's registry entry -> how to run it there, in a sentence (None: no known way);
@@ -117,107 +124,6 @@ class System:
         return chosen
 
 
-def _module_of(strategy: Strategy) -> str:
-    """The module of a strategy's code: its function's, or its callable object's class's
-    (machine_room_nearby is a machine_room.Nearby)."""
-    module = getattr(strategy.assign, "__module__", None) or type(strategy.assign).__module__
-    return str(module)
-
-
-def _kafka(cooperative: bool) -> Callable[[Strategy], str]:
-    """How a strategy runs in kafka-python: the adapter's assignor, with the facts it reads
-    (client_rack, a weights hook), and Kafka's own class where one makes the same plan."""
-
-    def how(strategy: Strategy) -> str:
-        # an assignor that is cooperative by itself (a session, KIP-429) needs no flag
-        flag = ", cooperative=True" if cooperative and strategy.open_session is None else ""
-        built_in = strategy.native.get("kafka")
-        own = f"; Kafka's own {built_in} follows the same rules" if built_in else ""
-        given = [
-            (argument, meaning)
-            for fact, argument, meaning in (
-                ("consumer_zones", "client_rack=RACK", "RACK the consumer's own client_rack"),
-                ("weights", "weights=LAG", "LAG a function giving each partition's lag"),
-            )
-            if fact in strategy.uses
-        ]
-        facts = "".join(f", {argument}" for argument, _ in given)
-        where = (
-            f", {' and '.join(meaning for _, meaning in given)} (the Kafka guide: Zones and "
-            "weights)"
-            if given
-            else ""
-        )
-        return (
-            "In kafka-python: partition_assignment_strategy=["
-            f"kafka_python_assignor({strategy.name!r}{flag}{facts})] "
-            f"(rebalancing.adapters.kafka){where}{own}."
-        )
-
-    return how
-
-
-def _server_side(strategy: Strategy) -> str | None:
-    """The broker's own assignor under the consumer protocol: a client names it; a strategy of
-    this library cannot run there (a broker-side assignor is a Java class)."""
-    built_in = strategy.native.get("kafka")
-    if strategy.open_session is not None or built_in not in ("uniform", "range"):
-        return None
-    return (
-        f"Set group.protocol=consumer and group.remote.assignor={built_in} on the consumers "
-        "(the broker's group.consumer.assignors must list it; uniform is its default)."
-    )
-
-
-def _rocketmq(where: str) -> Callable[[Strategy], str]:
-    """RocketMQ's own class, else the module to port, `where` the plan is made: on every client, or
-    on the broker (apache/rocketmq's QueryAssignmentProcessor: two strategies, no previous plan)."""
-    served = ("AllocateMessageQueueAveragely", "AllocateMessageQueueAveragelyByCircle")
-
-    def how(strategy: Strategy) -> str:
-        built_in, module = strategy.native.get("rocketmq"), _module_of(strategy)
-        port = f"port {module} (its docstring gives the algorithm) to an "
-        port += "AllocateMessageQueueStrategy"
-        if where == "on every client":
-            ported = f"RocketMQ has no {strategy.name}: {port} {where}."
-            return f"RocketMQ ships it: {built_in}." if built_in else ported
-        via = "consumers calling setClientRebalance(false) and setAllocateMessageQueueStrategy with"
-        if built_in in served:
-            return f"RocketMQ's broker plans with it for {via} {built_in}."
-        kept = "" if strategy.client_side else " that keeps the last plan (allocate() gets none)"
-        plan = f"use RocketMQ's client-side {built_in}" if built_in else f"{port}{kept}"
-        return (
-            f"RocketMQ's broker plans only with {' and '.join(served)}, which its "
-            "QueryAssignmentProcessor registers by name (no setting adds one): in a build of your "
-            f"broker, {plan}, and register it there, for {via} a strategy of the same getName()."
-        )
-
-    return how
-
-
-def _rabbitmq(strategy: Strategy) -> str | None:
-    """The group member with the strategy's release policy, or what RabbitMQ does itself."""
-    if "release" in strategy.settings:
-        return (
-            "In each app: rebalancing.adapters.rabbitmq.GroupMember(..., "
-            f"release={strategy.settings['release']!r})."
-        )
-    if "rabbitmq" in strategy.native:
-        return f"RabbitMQ streams do it themselves: {strategy.native['rabbitmq']}."
-    return None
-
-
-def _itself(sentence: str, vendor: str) -> Callable[[Strategy], str | None]:
-    """A system that makes the plan itself: `sentence` with the strategy's setting there
-    (`{native}`, and `{title}`, the same in title case)."""
-
-    def how(strategy: Strategy) -> str | None:
-        native = strategy.native.get(vendor)
-        return sentence.format(native=native, title=native.title()) if native else None
-
-    return how
-
-
 def _eager_note(overall: Overall, sound: list[str]) -> list[str]:
     """Under the eager protocol the pause is the group's, whatever the strategy: say what the
     cooperative protocol would pause instead (the moves), when the numbers are there."""
@@ -269,6 +175,17 @@ _LEASE_SHOWN = (
     _TIME,
 )
 
+_ROCKETMQ_CLIENT_CRITERIA = (
+    *("balance_degree", "queue_seconds_unowned", "queue_seconds_doubly_owned"),
+    *("seconds_to_balance", "moves", "stickiness"),
+)
+"""rocketmq-client's order, its clients' runs in seconds (protocols.rocketmq.client_session):
+balance first, as on every system with unbalanced candidates (consistent_hash): a lasting cost
+where a rebalance's passes; then the queue-seconds read by nobody, messages left waiting (views
+disagreeing, a crash unnoticed, a first pull); then read twice, messages delivered twice, which
+at-least-once consumers tolerate already (work lost, no message); then the seconds to balance,
+how long it all lasted, which both already weigh; then moves and stickiness."""
+
 KAFKA_PAIRS: Mapping[str, tuple[str, str]] = {
     "eager:range": ("kafka-eager", "averagely"),
     "eager:round_robin": ("kafka-eager", "round_robin"),
@@ -292,7 +209,7 @@ DECLARED: tuple[System, ...] = (
         (*_BASE_SHOWN, ("queues_paused", "mean"), *_SECONDS, _TIME),
         vendor="kafka",
         zone_aware=True,
-        how_to_run=_kafka(cooperative=False),
+        how_to_run=in_kafka_python(cooperative=False),
         note=_eager_note,
         baseline="the Kafka clients' default assignor, RangeAssignor",
         protocol=eager_session,
@@ -306,7 +223,7 @@ DECLARED: tuple[System, ...] = (
         (*_BASE_SHOWN, *_SECONDS, ("rounds", "mean"), _TIME),
         vendor="kafka",
         zone_aware=True,
-        how_to_run=_kafka(cooperative=True),
+        how_to_run=in_kafka_python(cooperative=True),
         baseline="CooperativeStickyAssignor, the assignor Kafka's cooperative protocol comes with",
         protocol=cooperative_session,
     ),
@@ -318,7 +235,7 @@ DECLARED: tuple[System, ...] = (
         ("balance_degree", "moves", "stickiness"),
         (*_BASE_SHOWN, *_SECONDS, ("heartbeats", "mean"), _TIME),
         vendor="kafka",
-        how_to_run=_server_side,
+        how_to_run=on_kafka_brokers,
         protocol=ConsumerSession,
         baseline="the broker's default server-side assignor, uniform (the first of "
         "group.consumer.assignors)",
@@ -354,26 +271,22 @@ DECLARED: tuple[System, ...] = (
     System(
         "rocketmq-client",
         "RocketMQ, client-side rebalancing",
-        "each consumer plans from its own view of the group, so only plans that ignore the "
-        "previous one qualify, and views that disagree leave queues unread or read twice",
-        (
-            "balance_degree",
-            "queue_periods_unread",
-            "queue_periods_read_twice",
-            "moves",
-            "stickiness",
-        ),
+        "each consumer plans from its own view of the group on its own 20 s timer or the "
+        "broker's notice, so only plans that ignore the previous one qualify, and while views "
+        "disagree queues are read by nobody or read twice",
+        _ROCKETMQ_CLIENT_CRITERIA,
         (
             *_BASE_SHOWN,
-            ("queue_periods_unread", "mean"),
-            ("queue_periods_read_twice", "mean"),
+            ("seconds_to_balance", "mean"),
+            ("queue_seconds_unowned", "mean"),
+            ("queue_seconds_doubly_owned", "mean"),
             _TIME,
         ),
-        views="client",
         vendor="rocketmq",
         zone_aware=True,
-        how_to_run=_rocketmq("on every client"),
+        how_to_run=in_rocketmq("on every client"),
         baseline="RocketMQ's default allocation, AllocateMessageQueueAveragely",
+        protocol=client_session,
     ),
     System(
         "rocketmq-broker",
@@ -389,7 +302,7 @@ DECLARED: tuple[System, ...] = (
         ),
         vendor="rocketmq",
         zone_aware=True,
-        how_to_run=_rocketmq("where the plan is made"),
+        how_to_run=in_rocketmq("where the plan is made"),
         baseline="RocketMQ's default allocation, AllocateMessageQueueAveragely",
         protocol=broker_session,
     ),
@@ -417,7 +330,7 @@ DECLARED: tuple[System, ...] = (
             _TIME,
         ),
         vendor="rabbitmq",
-        how_to_run=_rabbitmq,
+        how_to_run=in_rabbitmq,
         baseline="every consumer subscribes to every queue and none releases one, so the first "
         "subscriber is active on them all and the others idle until it leaves",
     ),
@@ -430,7 +343,7 @@ DECLARED: tuple[System, ...] = (
         ("balance_degree", "queues_paused", "moves", "stickiness"),
         (*_BASE_SHOWN, ("queues_paused", "mean"), ("releases", "mean"), _TIME),
         vendor="pulsar",
-        how_to_run=_itself(
+        how_to_run=by_the_system(
             "Pulsar's broker does it itself: {native} (consumers ordered by priority level, "
             "then name).",
             "pulsar",
@@ -446,7 +359,7 @@ DECLARED: tuple[System, ...] = (
         _LEASE_CRITERIA,
         _LEASE_SHOWN,
         vendor="event-hubs",
-        how_to_run=_itself(
+        how_to_run=by_the_system(
             "The event processor does it itself: load_balancing_strategy=LoadBalancingStrategy."
             "{native} (Python; LoadBalancingStrategy.{title} in .NET, Java).",
             "event-hubs",
@@ -464,7 +377,7 @@ DECLARED: tuple[System, ...] = (
         _LEASE_CRITERIA,
         _LEASE_SHOWN,
         vendor="kcl",
-        how_to_run=_itself("The KCL does it itself: {native}.", "kcl"),
+        how_to_run=by_the_system("The KCL does it itself: {native}.", "kcl"),
         baseline="the KCL's own lease taker, which no worker changes",
     ),
     System(

@@ -44,6 +44,7 @@ from rebalancing.evaluation.decision.differences import (
     compare_paired,
 )
 from rebalancing.evaluation.decision.reasons import (
+    first_few,
     gives_up,
     out_on,
     reason_on,
@@ -162,13 +163,16 @@ def decide(
     for position, first in enumerate(sound):  # each pair once, the other way round mirrored
         for second in sound[position + 1 :]:
             differences[(first, second)] = [
-                compare(overall[first][score.metric], overall[second][score.metric], score)
-                if scenario_means is None
-                else compare_paired(
-                    scenario_means.get(first, {}).get(score.metric, {}),
-                    scenario_means.get(second, {}).get(score.metric, {}),
-                    score,
-                    confidence,
+                _one_sided(overall[first][score.metric], overall[second][score.metric], score)
+                or (
+                    compare(overall[first][score.metric], overall[second][score.metric], score)
+                    if scenario_means is None
+                    else compare_paired(
+                        scenario_means.get(first, {}).get(score.metric, {}),
+                        scenario_means.get(second, {}).get(score.metric, {}),
+                        score,
+                        confidence,
+                    )
                 )
                 for score in criteria
             ]
@@ -210,6 +214,7 @@ def decide(
         "transitive): none of them is set aside by dominance."
         for circle in circles
     ]
+    notes += _one_clock_note(system, overall, sound)
     if system.note is not None:
         notes += system.note(overall, sound)
     means = {
@@ -235,6 +240,38 @@ def decide(
             for name in chosen
         },
     )
+
+
+def _one_sided(first: Aggregate, second: Aggregate, score: Score) -> Difference | None:
+    """A comparison on a score one candidate has and the other has not (a strategy with no
+    time model has no seconds to balance, `any` runs both): level, and settled, since no
+    number of scenarios gives the other a value. So the score decides only among those that
+    have it (the best of them sets the others with it aside, the rest stay level), and a
+    protocol's seconds are never set against a function's microseconds, nor against
+    nothing. None when both or neither have it: compare them as usual."""
+    if bool(first.count) == bool(second.count):
+        return None
+    return Difference(score.metric, math.nan, 0.0, 0, settled=True)
+
+
+def _one_clock_note(
+    system: System, overall: Mapping[str, Mapping[str, Aggregate]], sound: list[str]
+) -> list[str]:
+    """Where the seconds to balance decide but only some sound candidates have them (`any`:
+    the strategies that run a protocol of their own with a time model, beside functions),
+    which ones the seconds decided among, in a sentence; none otherwise."""
+    if "seconds_to_balance" not in system.criteria:
+        return []
+    clocked = [name for name in sound if overall[name]["seconds_to_balance"].count]
+    unclocked = [name for name in sound if name not in clocked]
+    if not clocked or not unclocked:
+        return []
+    return [
+        f"Time is the seconds to balance under a protocol: only {first_few(clocked, 3)} "
+        f"{'runs' if len(clocked) == 1 else 'run'} one with a time model here; "
+        f"{first_few(unclocked, 3)} {'has' if len(unclocked) == 1 else 'have'} no time (n/a), "
+        "so the seconds decided among the first alone, never against a function's compute µs."
+    ]
 
 
 def _without_circles(

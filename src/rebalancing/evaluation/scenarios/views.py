@@ -69,8 +69,9 @@ def add_view_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup
         choices=VIEW_MODES,
         default=None,
         help="broker: one view, computed once; client: each consumer rebalances on its own, "
-        "possibly stale view (client-side strategies only; the others stay broker-side); "
-        "default: client for --system rocketmq-client, broker otherwise",
+        "possibly stale view (client-side strategies only; the others stay broker-side; no "
+        "effect on a system whose candidates run inside its protocol, such as "
+        "rocketmq-client, whose clients disagree on their own timers); default: broker",
     )
     parser.add_argument(
         "--stale-probability",

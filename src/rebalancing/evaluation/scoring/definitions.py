@@ -273,25 +273,27 @@ SCORES: dict[str, Score] = {
             "time",
             "seconds from the change until the last change of who processes what, with the "
             "system's default intervals (Kafka: its group protocol's heartbeats, session "
-            "timeout and rounds; Event Hubs: 30 s cycles; KCL: 20 s taker runs; SAC: a 2 ms "
-            "hand-over per round of releases); protocols with a time model only",
+            "timeout and rounds; RocketMQ: each client's 20 s rebalance and the broker's "
+            "notice; Event Hubs: 30 s cycles; KCL: 20 s taker runs; SAC: a 2 ms hand-over per "
+            "round of releases); protocols with a time model only",
             "s",
             "lower",
         ),
         Score(
             "queue_seconds_unowned",
             "unowned",
-            "seconds each queue had no member processing it after the change (a departed "
-            "member's queues until taken, new queues until claimed, released ones during the "
-            "hand-over), summed over the queues",
+            "seconds each queue had no member processing it after the change, read by nobody "
+            "(a departed member's queues until taken, new queues until claimed, released ones "
+            "during the hand-over), summed over the queues",
             "queue-seconds",
             "lower",
         ),
         Score(
             "queue_seconds_doubly_owned",
             "doubly owned",
-            "seconds each queue had two members that both believed they owned it (a stolen "
-            "queue until its old owner notices), summed over the queues",
+            "seconds each queue had two members that both believed they owned it, read twice "
+            "(a stolen queue until its old owner notices; RocketMQ: a queue taken by a client "
+            "before its old owner's view drops it), summed over the queues",
             "queue-seconds",
             "lower",
         ),

@@ -17,9 +17,12 @@ not counted.
   Pulsar's name order) joins a group of n.
 - A crash: one consumer drawn from the seed goes without a word. Event Hubs' processors then
   hold its records until they expire (`departures="crash"`); a graceful leave releases them
-  at once. KCL's workers never release (a stop and a crash are the same there); a SAC broker
-  and a super stream or Pulsar broker react to a closed connection as to a cancel (the
-  heartbeat timeout that comes first is outside the rebalance, as the SAC session says).
+  at once. KCL's workers never release (a stop and a crash are the same there). A SAC broker
+  hands the crashed app's queues on once its heartbeat check declares the connection dead,
+  2 to 3 intervals of RabbitMQ's default 60 s heartbeat after the crash (the SAC session's
+  `apply_change`, told the step's kind "crash" by the scoring core, as in `compare`): those
+  queues are unread until then and the releases follow. A super stream or Pulsar broker
+  reacts to the closed connection as to a cancel, and models no time.
 - A rolling restart: every consumer leaves and rejoins under its id, a quarter of the group at
   a time in an order drawn from the seed, as the scenarios module's `rolling_restart` makes
   it (the very generator is called), each restart a graceful close.
