@@ -51,6 +51,11 @@ class HarnessOptions:
         """The run of `profile` (whose `out` must be set), with Spark options `spark`."""
         if profile.out is None:
             raise ValueError("the harness writes its outputs: the profile needs an out directory")
+        if profile.static_membership:
+            raise ParameterError(
+                "--static-membership: the Spark harness does not run it yet; score it with "
+                "rebalancing compare --engine local"
+            )
         shared = {name: getattr(profile, name) for name in _PROFILE_FIELDS}
         return cls(**shared, out=profile.out, **spark)
 

@@ -277,6 +277,14 @@ class KafkaGroupSession(ABC, Generic[Timers]):
             return run
         return replace(run, heartbeats=run.heartbeats - len(batch))
 
+    def held_owners(self) -> dict[Any, list[Any]]:
+        """Each static member down for a restart (`_go_down`) -> the partitions the
+        coordinator holds for it, sorted; empty when none is down. The run's owners leave
+        them out, as nobody reads them (rebalancing.evaluation.scoring.runner.HoldingSession:
+        the scores count them as held, not orphaned)."""
+        consumed = self._consumed()
+        return {member: sorted(consumed[member]) for member in sorted(self._down)}
+
     def most_consumers(self) -> int:
         """The most members that consumed one partition at once in the last rebalance."""
         return self._ledger.finish(self.now).most_consumers

@@ -82,7 +82,8 @@ class ScenarioScoring:
         self.strategies = {
             strategy.name: strategy for strategy in system.strategies(profile.strategies)
         }
-        self.protocol = system.protocols(self.strategies)  # what the candidates run inside
+        # what the candidates run inside
+        self.protocol = system.protocols(self.strategies, profile.static_membership)
         self.metrics = system.criteria
         self.rows: list[ScoreRow] = []
         self.scored = 0

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 from rebalancing.evaluation.decision.differences import CONFIDENCE, ScenarioMeans
 from rebalancing.evaluation.decision.migration import kafka_pair
 from rebalancing.evaluation.decision.stopping import DEFAULT_MAX_SCENARIOS
-from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
+from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS, kafka_only
 from rebalancing.evaluation.decision.verdict import Verdict, decide
 from rebalancing.evaluation.report.tables import scores_help
 from rebalancing.evaluation.scenarios.changes import (
@@ -89,6 +89,7 @@ class Profile:
     out: Path | None = None
     max_scenarios: int | None = None
     current: str | None = None  # --from: the PROTOCOL:ASSIGNOR a Kafka group runs today
+    static_membership: bool = False  # --static-membership: Kafka's consumers set group.instance.id
 
     def candidates(self) -> tuple[str, ...]:
         """The labels of the profile's strategies that run on its system (a user's Strategy is
@@ -136,6 +137,7 @@ class Profile:
             mix = "every change kind alike"
         views = "" if self.views == "broker" else ", client-side views"
         today = f"; today {self.current}" if self.current else ""
+        static = ", static members (group.instance.id)" if self.static_membership else ""
         placement = ""
         if self.settings.zone_range is not None:
             placement += f", {_span(self.settings.zone_range)} zones"
@@ -144,7 +146,7 @@ class Profile:
         return (
             f"{_span(self.settings.queue_range)} queues, {_span(self.settings.consumer_range)} "
             f"consumers{placement}, {_span(self.settings.change_count_range)} changes per "
-            f"scenario ({mix}){views}{today}; {self.scenarios:,} scenarios{self._drawn()}, "
+            f"scenario ({mix}){views}{static}{today}; {self.scenarios:,} scenarios{self._drawn()}, "
             f"seed {self.seed}."
         )
 
@@ -322,7 +324,7 @@ def add_profile_arguments(
     parser: argparse.ArgumentParser, *, scenarios: int | str, out: str | None
 ) -> None:
     """The options that describe a group (see the module docstring), with their defaults;
-    `scenarios` AUTO lets --scenarios be auto, and adds --max-scenarios."""
+    `scenarios` AUTO lets --scenarios be auto, adds --max-scenarios and --static-membership."""
     group = parser.add_argument_group("the group")
     group.add_argument(
         "--system",
@@ -384,6 +386,12 @@ def add_profile_arguments(
             default=None,
             help="only with --scenarios auto: the most scenarios it draws; the verdict says "
             f"when it stopped there with candidates still level (default: {DEFAULT_MAX_SCENARIOS})",
+        )
+        group.add_argument(  # compare's (the harness does not run it yet)
+            "--static-membership",
+            action="store_true",
+            help="with a Kafka --system: every consumer sets group.instance.id (KIP-345), so a "
+            "restart back within session.timeout.ms moves nothing; its partitions wait for it",
         )
     else:
         run.add_argument("--scenarios", type=int, default=scenarios, help="number of scenarios")
@@ -467,6 +475,9 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
     system = SYSTEM_VERDICTS[namespace.system]
     settings = _scenario_settings(namespace)
     current = _current_pair(getattr(namespace, "current", None), system.name)
+    static_membership = bool(getattr(namespace, "static_membership", False))  # compare's
+    if static_membership and system.vendor != "kafka":
+        raise ParameterError(f"--static-membership: {kafka_only(system.name)}")
     if namespace.strategies is None:
         specs = system.candidates(carried=settings.carried_inputs())
     elif system.pairs:  # --system kafka: pairs in the spellings --from accepts
@@ -515,6 +526,7 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
         out=out,
         max_scenarios=max_scenarios,
         current=current,
+        static_membership=static_membership,
     )
 
 
@@ -583,4 +595,5 @@ def run_description(profile: Profile) -> dict[str, Any]:
         "views": profile.views,
         "view_settings": asdict(profile.view_settings) if profile.views == "client" else None,
         "from": profile.current,
+        "static_membership": profile.static_membership,
     }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from rebalancing.evaluation.decision.how_to_run import (
     by_the_system,
@@ -111,16 +112,25 @@ class System:
             for label in chosen
         )
 
-    def protocols(self, labels: Iterable[str]) -> ProtocolFactory | dict[str, ProtocolFactory]:
+    def protocols(
+        self, labels: Iterable[str], static_membership: bool = False
+    ) -> ProtocolFactory | dict[str, ProtocolFactory]:
         """What the candidates `labels` run inside (score_scenario's `protocol`): the
-        system's protocol, or for a system of `pairs`, each label's own (None: none)."""
+        system's protocol, or for a system of `pairs`, each label's own (None: none); with
+        `static_membership` (Kafka's only: every consumer sets group.instance.id), each made
+        with static_membership=True."""
+        if static_membership and self.vendor != "kafka":
+            raise ValueError(f"static membership: {kafka_only(self.name)}")
+        options = {"static_membership": True} if static_membership else {}
         if not self.pairs:
-            return self.protocol  # type: ignore[return-value]
+            if self.protocol is None or not options:
+                return self.protocol  # type: ignore[return-value]
+            return partial(self.protocol, **options)
         chosen: dict[str, ProtocolFactory] = {}
         for label in labels:
             factory = DECLARED_BY_NAME[self.pairs[label][0]].protocol
             if factory is not None:
-                chosen[label] = factory
+                chosen[label] = partial(factory, **options) if options else factory
         return chosen
 
 
@@ -509,3 +519,9 @@ def baseline_note(
             f"{', '.join(changes)}."
         )
     return f"{today} ({name} in the table), level with {pick} on every deciding score."
+
+
+def kafka_only(system: str) -> str:
+    """Why static membership (`--static-membership`) is refused on `system`: it is Kafka's."""
+    kafka = " or ".join(name for name, each in SYSTEM_VERDICTS.items() if each.vendor == "kafka")
+    return f"Kafka's group.instance.id, only with --system {kafka}, not --system {system}"

@@ -12,7 +12,10 @@ every queue a remaining consumer was reading). The function the caller passes is
 whatever its name. A strategy that raises, or returns something that is not a plan, fails that step:
 the row says so (`failed`, `error`), scores an empty plan (every queue an orphan) and leaves
 balance, spread and stickiness undefined (None), so that a failure never looks balanced; the next
-step starts from the last plan in force, as a real group would. No Spark here.
+step starts from the last plan in force, as a real group would. No Spark here. A session that
+holds the partitions of members away (Kafka's static members restarting within the session
+timeout: rebalancing.evaluation.scoring.runner.HoldingSession) is scored on the step's group
+plus those members, so their partitions count as held, not orphaned.
 Every input is checked once, however many strategies read it (rebalancing.contract): each
 step's queues and consumers once (SortedIds), and each plan once, as a CheckedPlan that the
 next step passes as `previous`. The scores count the plan either compiled, from an array of its
@@ -206,7 +209,8 @@ def score_scenario(
                 views == "client" and runner.session is None and runner.strategy.client_side
             )
             attempt = runner.rebalance(group, client_views if on_clients else None, timed_step)
-            scores = _scored(runner, group, attempt, reading, numbers)
+            # a session's members away with their partitions held are scored as members
+            scores = _scored(runner, runner.scored_group(group), attempt, reading, numbers)
             stability: tuple[int | None, int | None] = (None, None)
             if attempt.error is None and checked_step:
                 stability = runner.stability(group)

@@ -8,6 +8,11 @@ session factory `(assignor, *, seed) -> StrategySession`, such as Kafka's group 
 through that protocol's session around its `assign`, which the session calls with the step's
 placement inputs; its time (`Attempt.nanoseconds`) is then the assign calls' alone, the compute
 cost, and the protocol's own cost is in seconds in its run.
+A session that holds members' partitions while they are away (`HoldingSession`: Kafka's static
+members down for a restart within the session timeout, whose assignment the coordinator keeps)
+has its plan scored with those members and their partitions: held, not orphaned, and the step
+that took them down moves nothing (`Runner.scored_group`); what the wait costs is in the run's
+seconds.
 
 A plan is put in force by one method, `Runner.accept`, in one of two forms: read by the compiled
 scores (their `Owners`, and the plan as a CheckedPlan that is inverted only if the strategy
@@ -26,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rebalancing.contract import (
     ChangeAwareSession,
@@ -45,6 +50,18 @@ from rebalancing.strategies import Strategy
 ProtocolFactory = Callable[..., StrategySession]
 """A system's protocol as a session factory: `protocol(assignor, seed=...)`, the session of one
 group whose members plan with `assignor` (an assign function)."""
+
+
+@runtime_checkable
+class HoldingSession(Protocol):
+    """A session whose coordinator holds members' partitions while they are away, with no
+    rebalance (Kafka's static members restarting within the session timeout: KIP-345)."""
+
+    def held_owners(self) -> dict[Any, list[Any]]:
+        """Each member away whose partitions are held for it -> those partitions, sorted;
+        empty when none is away. The run's owners leave them out (nobody reads them)."""
+        ...
+
 
 if TYPE_CHECKING:
     from rebalancing.evaluation.scoring.compiled_scores import ConsumerNumbers, Owners
@@ -102,6 +119,8 @@ class Runner:
         elif strategy.open_session:
             self.session = strategy.open_session(seed=seed)
         self.change_aware = isinstance(self.session, ChangeAwareSession)
+        self.holding = isinstance(self.session, HoldingSession)
+        self.held: dict[Any, list[Any]] = {}  # members away -> their partitions, held for them
         self.in_force = PlanInForce()
         self.numbers = numbers
         self.twin: Twin | None = None
@@ -158,12 +177,12 @@ class Runner:
             if self.change_aware:
                 assert isinstance(self.session, ChangeAwareSession)
                 run = self.session.apply_change(group.queues, group.consumers, group.step.kind)
-                result: Any = run.owners
+                result: Any = self._with_held(run.owners)
                 if self.in_protocol and group.step.kind == INITIAL:
                     run = _cold_start(run)
             elif self.session is not None:
                 run = self.session.rebalance(group.queues, group.consumers)
-                result = run.owners
+                result = self._with_held(run.owners)
             elif twin_ready:
                 result, positions = self._run_twin(group, self.in_force.owners)
             elif views is not None:
@@ -188,8 +207,31 @@ class Runner:
             elapsed = None if twin_ready else self._elapsed(started)
             return Attempt({}, None, f"{type(error).__name__}: {error}", elapsed)
         elapsed = None if twin_ready else self._elapsed(started)
+        if self.held and run is not None:  # its positions are the owners' without the held
+            run = replace(run, positions=None)
         plan, error_text = as_plan(result)
         return Attempt(plan, run, error_text, elapsed, positions, outcome)
+
+    def _with_held(self, owners: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
+        """A session's `owners` with the partitions it holds for members away
+        (HoldingSession; they are then in `held`), consumers in order; `owners` itself when
+        none is held."""
+        if not self.holding:
+            return owners
+        assert isinstance(self.session, HoldingSession)
+        self.held = self.session.held_owners()
+        if not self.held:
+            return owners
+        return dict(sorted({**owners, **self.held}.items()))
+
+    def scored_group(self, group: Group) -> Group:
+        """The group this runner's plan is scored against: the step's, plus the members away
+        whose partitions the session holds (`held`), which are in the plan (`_with_held`);
+        `group` itself when none is held."""
+        if not self.held:
+            return group
+        consumers = tuple(sorted({*group.step.consumers, *self.held}))
+        return Group.of(replace(group.step, consumers=consumers), group, self.numbers)
 
     def _elapsed(self, started: int) -> int:
         """The rebalance's compute time: the assign calls' in a protocol's session, else the
@@ -251,7 +293,8 @@ class Runner:
         was). The moves are the first time's (`changes`). A fixed point is the plan given back
         (by a protocol, with no protocol step taken); the rebalances to it are those that
         changed something before one did not, STABILITY_BOUND when none within the bound did
-        not, or when the strategy raised or returned no plan."""
+        not, or when the strategy raised or returned no plan. A session's plan includes the
+        partitions it holds for members away (`_with_held`), as the step's did."""
         moves: int | None = None  # the first time's
         in_force, previous = self.in_force.plan or {}, self.in_force.previous
         owners = self.in_force.owners
@@ -278,7 +321,7 @@ class Runner:
         try:
             if self.session is not None:
                 run = self.session.rebalance(group.queues, group.consumers)
-                result, quiet = run.owners, run.steps == 0
+                result, quiet = self._with_held(run.owners), run.steps == 0
             elif self.twin_ready(group, owners):
                 result, quiet = self._run_twin(group, owners)[0], True
             elif type(previous) is CheckedPlan:  # the contract does not look at one

@@ -1,0 +1,156 @@
+"""`--static-membership`: Kafka's candidates inside sessions whose consumers set
+group.instance.id (KIP-345), and the scores of a static member down for a restart within the
+session timeout: its partitions held for it, not orphaned (nothing moves, stickiness as if
+nothing changed), the wait counted in partition-seconds unowned when it is back."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rebalancing.evaluation.command.compare import compare, compare_parser, main
+from rebalancing.evaluation.command.profile import (
+    ParameterError,
+    Profile,
+    profile_from,
+    run_description,
+)
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
+from rebalancing.evaluation.scenarios.changes import CHANGE_KINDS, Scenario, ScenarioSettings
+from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenario
+from rebalancing.harness.options import HarnessOptions
+from rebalancing.protocols.kafka_common import RESTART_SECONDS
+from rebalancing.strategies import STRATEGIES
+
+RESTARTS = ScenarioSettings(
+    queue_range=(6, 6),
+    consumer_range=(3, 3),
+    change_count_range=(1, 1),
+    change_weights={"rolling_restart": 1.0},
+)
+"""One rolling restart of 3 consumers over 6 partitions: one member at a time (a group of up
+to four), each down, then back: six steps after the start."""
+
+SMALL = ScenarioSettings(
+    queue_range=(1, 12),
+    consumer_range=(1, 5),
+    change_count_range=(1, 3),
+    change_weights={**dict.fromkeys(CHANGE_KINDS, 1.0), "rolling_restart": 4.0},
+)
+"""Small groups, every change kind, rolling restarts the most often."""
+PAIRS = ("eager:range", "cooperative:cooperative_sticky", "consumer:uniform")
+
+
+def restart_rows(static: bool, engine: str) -> list[ScoreRow]:
+    """The rows of sticky under the eager protocol through RESTARTS' scenario 0."""
+    protocol = SYSTEM_VERDICTS["kafka-eager"].protocols(["sticky"], static)
+    rows = score_scenario(
+        Scenario(7, 0, RESTARTS),
+        {"sticky": STRATEGIES["sticky"]},
+        engine=engine,
+        stability_every=1,
+        protocol=protocol,  # type: ignore[arg-type]
+    )
+    return list(rows)
+
+
+@pytest.mark.parametrize("engine", ["reference", "kernel"])
+def test_a_static_rolling_restart_moves_nothing_and_holds_every_partition(engine: str) -> None:
+    rows = restart_rows(True, engine)
+    assert [row.change for row in rows] == ["initial"] + ["rolling_restart"] * 6
+    assert [row.consumer_count for row in rows] == [3, 2, 3, 2, 3, 2, 3]
+    for row in rows[1:]:
+        assert (row.moves, row.orphans, row.unknown_consumers, row.duplicates) == (0, 0, 0, 0)
+        assert (row.kept, row.stickiness, row.balance_degree) == (6, 1.0, rows[0].balance_degree)
+        assert (row.moves_when_unchanged, row.rebalances_to_fixed_point) == (0, 0)
+        assert row.queues_paused == 0  # no rebalance: nobody gives anything up
+
+
+def test_the_wait_is_the_restarted_partitions_times_the_restart() -> None:
+    rows = restart_rows(True, "reference")[1:]
+    down, back = rows[0::2], rows[1::2]
+    assert [row.queue_seconds_unowned for row in down] == [0.0] * 3
+    # each member holds 2 of the 6 partitions, unread for the restart's 30 s
+    assert [row.queue_seconds_unowned for row in back] == [2 * RESTART_SECONDS] * 3
+    assert sum(row.queue_seconds_unowned or 0.0 for row in rows) == 6 * RESTART_SECONDS
+
+
+def test_without_static_membership_the_same_restart_moves_partitions() -> None:
+    rows = restart_rows(False, "reference")[1:]
+    back = rows[1::2]
+    assert [row.moves for row in back] == [2] * 3  # each member's 2 partitions come back to it
+    assert all(row.orphans == 0 and row.queues_paused for row in rows)
+    assert all(row.queue_seconds_unowned != 2 * RESTART_SECONDS for row in back)
+
+
+@given(base_seed=st.integers(0, 2**32), index=st.integers(0, 1000))
+def test_every_scored_plan_under_static_membership_covers_every_partition(
+    base_seed: int, index: int
+) -> None:
+    kafka = SYSTEM_VERDICTS["kafka"]
+    strategies = {strategy.name: strategy for strategy in kafka.strategies(PAIRS)}
+    rows = score_scenario(
+        Scenario(base_seed, index, SMALL),
+        strategies,
+        engine="reference",
+        protocol=kafka.protocols(PAIRS, static_membership=True),
+    )
+    for row in rows:
+        assert not row.failed, row.error
+        assert (row.orphans, row.duplicates, row.unknown_queues, row.unknown_consumers) == (
+            0,
+            0,
+            0,
+            0,
+        ), row
+
+
+def test_the_option_is_refused_for_a_system_that_is_not_kafkas(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parser = compare_parser("rebalancing compare")
+    with pytest.raises(ParameterError) as raised:
+        profile_from(parser.parse_args(["--system", "rocketmq-client", "--static-membership"]))
+    message = str(raised.value)
+    assert message.startswith("--static-membership: ")
+    assert "not --system rocketmq-client" in message
+    assert "kafka-eager" in message
+    assert main(["--system", "any", "--static-membership", "--scenarios", "2"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "--static-membership" in error
+    with pytest.raises(ValueError, match="static membership: Kafka's group"):
+        SYSTEM_VERDICTS["rabbitmq-sac"].protocols([], static_membership=True)
+
+
+def test_a_compare_run_with_static_members_gives_a_verdict_and_says_so(tmp_path: Path) -> None:
+    settings = ScenarioSettings(
+        queue_range=(4, 12),
+        consumer_range=(2, 5),
+        change_count_range=(1, 2),
+        change_weights={"rolling_restart": 1.0},
+    )
+    profile = Profile(
+        system="kafka",
+        scenarios=3,
+        seed=5,
+        strategies=PAIRS,
+        settings=settings,
+        static_membership=True,
+    )
+    comparison = compare(profile, workers=1)
+    assert comparison.verdict.recommended
+    assert "static members (group.instance.id)" in profile.describe()
+    assert "static members" not in Profile(system="kafka").describe()
+    assert run_description(profile)["static_membership"] is True  # run.json's profile part
+    assert run_description(Profile(system="kafka"))["static_membership"] is False
+    for pair in PAIRS:
+        overall = comparison.summary[(pair, "all")]
+        assert overall["orphans"].mean == 0
+        assert overall["moves"].mean == 0  # a static restart moves nothing, whatever the pair
+    with pytest.raises(ParameterError, match="--static-membership: the Spark harness"):
+        HarnessOptions.from_profile(replace(profile, out=tmp_path))
