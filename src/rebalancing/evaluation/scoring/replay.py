@@ -58,7 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rebalancing.contract import AssignFunction
 from rebalancing.evaluation.scenarios.changes import Scenario, scenario_seed
@@ -200,6 +200,7 @@ def score_scenario(
         checked_step = (seed + step.index) % stability_every == 0
         timed_step = (seed + step.index) % TIMED_EVERY == TIMED_OFFSET
         placement = StepPlacement.of(step, group)
+        held_placements: dict[tuple[Any, ...], StepPlacement | None] = {}  # by consumers
         for name, runner in runners.items():
             if placement is not None:
                 runner.inputs = runner.strategy.inputs_for(placement.available)
@@ -210,13 +211,20 @@ def score_scenario(
             )
             attempt = runner.rebalance(group, client_views if on_clients else None, timed_step)
             # a session's members away with their partitions held are scored as members
-            scores = _scored(runner, runner.scored_group(group), attempt, reading, numbers)
+            scored_group = runner.scored_group(group)
+            scores = _scored(runner, scored_group, attempt, reading, numbers)
             stability: tuple[int | None, int | None] = (None, None)
             if attempt.error is None and checked_step:
                 stability = runner.stability(group)
             placed = NOT_PLACED
             if placement is not None and attempt.error is None and exact(scores):
-                placed = placement.scores(plan_before, attempt.plan)
+                placed_group: StepPlacement | None = placement
+                if scored_group is not group:  # members held for, placed with their queues
+                    placed_group = held_placements.setdefault(
+                        scored_group.consumers, StepPlacement.of(scored_group.step, scored_group)
+                    )
+                assert placed_group is not None
+                placed = placed_group.scores(plan_before, attempt.plan)
             yield make_row(scenario, step, name, attempt, scores, stability, placed, on_clients)
 
 
