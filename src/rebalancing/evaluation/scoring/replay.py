@@ -15,7 +15,7 @@ balance, spread and stickiness undefined (None), so that a failure never looks b
 step starts from the last plan in force, as a real group would. No Spark here. A session that
 holds the partitions of members away (Kafka's static members restarting within the session
 timeout: rebalancing.evaluation.scoring.runner.HoldingSession) is scored on the step's group
-plus those members, so their partitions count as held, not orphaned.
+plus those members, so their partitions count as held, not orphaned (its placement scores too).
 Every input is checked once, however many strategies read it (rebalancing.contract): each
 step's queues and consumers once (SortedIds), and each plan once, as a CheckedPlan that the
 next step passes as `previous`. The scores count the plan either compiled, from an array of its
