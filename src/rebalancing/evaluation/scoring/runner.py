@@ -172,6 +172,7 @@ class Runner:
         positions = outcome = None
         twin_ready = not timed and views is None and self.twin_ready(group, self.in_force.owners)
         self.assign_nanoseconds = 0
+        self.held = {}  # until the session says (a session that raises holds nothing known)
         started = time.perf_counter_ns()
         try:
             if self.change_aware:
