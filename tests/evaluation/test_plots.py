@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
@@ -30,6 +31,8 @@ def _drawn_values(figure: matplotlib.figure.Figure) -> list[float]:
             values += [artist.get_y(), artist.get_y() + artist.get_height()]
         elif isinstance(artist, Line2D):
             values += [float(value) for value in artist.get_ydata()]
+        elif isinstance(artist, LineCollection):  # whiskers and medians, one artist for many
+            values += [float(y) for segment in artist.get_segments() for _, y in segment]
     return values
 
 

@@ -13,11 +13,12 @@ a run that stopped at 400 scored what `--scenarios 400` scores.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -139,9 +140,15 @@ def score_profile(profile: Profile, progress: bool = False) -> Summary:
     return scoring.summary()
 
 
-def compare(profile: Profile, progress: bool = False) -> Comparison:
+def compare(
+    profile: Profile,
+    progress: bool = False,
+    before_outputs: Callable[[Comparison], None] | None = None,
+) -> Comparison:
     """Score `profile` (its scenarios, or with `max_scenarios` until the verdict is settled),
-    decide on paired differences, and write the outputs into `profile.out` when it is set."""
+    decide on paired differences, and write the outputs into `profile.out` when it is set:
+    `before_outputs` is given the comparison first (the command prints the verdict then, so
+    that it is read while the figures are drawn, on every core: drawing_processes)."""
     started = time.perf_counter()
     shown = Progress() if progress else None
     scoring = ScenarioScoring(profile, shown)
@@ -179,13 +186,30 @@ def compare(profile: Profile, progress: bool = False) -> Comparison:
     seconds = time.perf_counter() - started
     if profile.out is None:
         return Comparison(summary, verdict, seconds, None, profile)
+    comparison = Comparison(summary, verdict, seconds, profile.out, profile)
+    if before_outputs is not None:
+        before_outputs(comparison)
     run_info = {
         **run_description(profile),
         "engine": "pure Python, one process (rebalancing compare)",
         "wall_seconds": round(seconds, 3),
     }
-    write_outputs(profile.out, summary, run_info, verdict, profile.describe())
-    return Comparison(summary, verdict, seconds, profile.out, profile)
+    write_outputs(
+        profile.out,
+        summary,
+        run_info,
+        verdict,
+        profile.describe(),
+        processes=drawing_processes(),
+    )
+    return comparison
+
+
+def drawing_processes() -> int:
+    """How many processes draw a comparison's figures: one per core this process may run on,
+    at most 4 (a report has about a dozen figures)."""
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return max(1, min(4, len(cores) if cores else os.cpu_count() or 1))
 
 
 def compare_parser(prog: str) -> argparse.ArgumentParser:
@@ -238,11 +262,18 @@ def for_your_system() -> str:
 
 
 def print_comparison(profile: Profile, table: bool) -> None:
-    """Compare in this process and print the verdict (the full table first with `table`)."""
-    comparison = compare(profile, progress=True)
-    if table:
-        print(markdown_table(comparison.summary) + "\n")
-    print(closing_lines(comparison.verdict, comparison.profile or profile, comparison.seconds))
+    """Compare in this process and print the verdict (the full table first with `table`)
+    before the outputs are written."""
+
+    def show(comparison: Comparison) -> None:
+        if table:
+            print(markdown_table(comparison.summary) + "\n")
+        print(closing_lines(comparison.verdict, comparison.profile or profile, comparison.seconds))
+        sys.stdout.flush()  # read while the figures are drawn
+
+    comparison = compare(profile, progress=True, before_outputs=show)
+    if comparison.out is None:
+        show(comparison)
 
 
 def main(
