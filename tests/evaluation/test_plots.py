@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from functools import partial
 from pathlib import Path
 
 import matplotlib
@@ -13,6 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from rebalancing.evaluation.report import plots
+from rebalancing.evaluation.report.figure_files import Drawing, save_drawings
 from rebalancing.evaluation.scenarios.changes import ScenarioSettings, generate_scenarios
 from rebalancing.evaluation.scoring.aggregates import summarise
 from rebalancing.evaluation.scoring.replay import score_scenarios
@@ -128,3 +131,40 @@ def test_the_harness_size_profiles_draw_the_same_lines_as_rows_of_one_value_each
         "assign_time_by_queue_count.png",
     ]
     assert plots.save_size_profiles([], tmp_path) == []
+
+
+def test_forked_processes_save_the_same_files_in_order_and_a_failed_share_is_redrawn(
+    tmp_path: Path,
+) -> None:
+    parent = os.getpid()
+    drawn_in = tmp_path / "drawn_in"
+
+    def not_in_a_child() -> matplotlib.figure.Figure:
+        if os.getpid() != parent:
+            raise RuntimeError("this child fails")
+        return plots.moves(SUMMARY)
+
+    def telling_where() -> matplotlib.figure.Figure:
+        drawn_in.write_text(str(os.getpid()))
+        return plots.stickiness_gap(SUMMARY)
+
+    drawings: list[Drawing] = [  # three processes: this one draws 0 and 3, a child each of 1, 2
+        ("stickiness.png", partial(plots.stickiness, SUMMARY), "S", "s"),
+        ("moves.png", not_in_a_child, "M", "m"),
+        ("stickiness_gap.png", telling_where, "G", "g"),
+        ("nothing.png", lambda: None, "N", "n"),
+    ]
+    alone, shared = tmp_path / "alone", tmp_path / "shared"
+    alone.mkdir()
+    shared.mkdir()
+    in_one = save_drawings(drawings, alone)
+    assert drawn_in.read_text() == str(parent)
+    in_three = save_drawings(drawings, shared, processes=3)
+    assert drawn_in.read_text() != str(parent)  # a child drew it
+    names = ["stickiness.png", "moves.png", "stickiness_gap.png"]
+    assert [figure.path for figure in in_one] == [alone / name for name in names]
+    assert [figure.path for figure in in_three] == [shared / name for name in names]
+    assert [figure.title for figure in in_three] == ["S", "M", "G"]
+    assert sorted(path.name for path in shared.iterdir()) == sorted(names)
+    for name in names:
+        assert (shared / name).read_bytes() == (alone / name).read_bytes(), name
