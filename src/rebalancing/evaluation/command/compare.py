@@ -39,7 +39,8 @@ from rebalancing.evaluation.decision.reasons import drawn_until_decided
 from rebalancing.evaluation.decision.stopping import draw_until_settled, looks, unsettled
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict
-from rebalancing.evaluation.report.outputs import write_outputs
+from rebalancing.evaluation.report.figure_files import DrawingProcess
+from rebalancing.evaluation.report.outputs import get_ready_to_draw, write_outputs
 from rebalancing.evaluation.report.tables import markdown_table
 from rebalancing.evaluation.report.verdict_text import render_text
 from rebalancing.evaluation.scenarios.changes import Scenario, generate_scenarios
@@ -148,7 +149,26 @@ def compare(
     """Score `profile` (its scenarios, or with `max_scenarios` until the verdict is settled),
     decide on paired differences, and write the outputs into `profile.out` when it is set:
     `before_outputs` is given the comparison first (the command prints the verdict then, so
-    that it is read while the figures are drawn, on every core: drawing_processes)."""
+    that it is read while the figures are drawn). The figures are drawn by a DrawingProcess
+    forked now, which imports matplotlib while the scoring runs, and the processes it forks
+    then, one per core (drawing_processes)."""
+    drawing = None
+    if profile.out is not None:
+        drawing = DrawingProcess(get_ready_to_draw, drawing_processes())
+    try:
+        return _compared(profile, progress, before_outputs, drawing)
+    finally:
+        if drawing is not None:
+            drawing.close()
+
+
+def _compared(
+    profile: Profile,
+    progress: bool,
+    before_outputs: Callable[[Comparison], None] | None,
+    drawing: DrawingProcess | None,
+) -> Comparison:
+    """compare, its figures drawn by `drawing`."""
     started = time.perf_counter()
     shown = Progress() if progress else None
     scoring = ScenarioScoring(profile, shown)
@@ -201,6 +221,7 @@ def compare(
         verdict,
         profile.describe(),
         processes=drawing_processes(),
+        drawing=drawing,
     )
     return comparison
 

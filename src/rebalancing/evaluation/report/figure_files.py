@@ -8,12 +8,15 @@ figure is drawn in the process that saves it: matplotlib is not imported here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pickle
+import select
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rebalancing.evaluation.report.page import FigureFile
 
@@ -72,7 +75,7 @@ def _saved_in_processes(drawings: Sequence[Drawing], out: Path, processes: int) 
             try:
                 os.close(reader)
                 saved = [index for index in share if _save(drawings[index], out)]
-                os.write(writer, json.dumps(saved).encode("ascii"))
+                _send(writer, json.dumps(saved).encode("ascii"))
                 status = 0
             finally:
                 os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
@@ -80,14 +83,108 @@ def _saved_in_processes(drawings: Sequence[Drawing], out: Path, processes: int) 
         children.append((child, reader, share))
     written = {index for index in shares[0] if _save(drawings[index], out)}
     for child, reader, share in children:
-        with os.fdopen(reader, "rb") as stream:
-            told = stream.read()
+        told = _received(reader)
         _, status = os.waitpid(child, 0)
         if os.waitstatus_to_exitcode(status) == 0:
             written.update(json.loads(told))
         else:
             written.update(index for index in share if _save(drawings[index], out))
     return written
+
+
+class DrawingProcess:
+    """A process forked before the scoring that gets ready to draw (`prepare`: imports
+    matplotlib and draws a first figure, half a second of CPU) while the scoring runs, then
+    draws a report's figures once it is sent them (save), sharing them with `processes - 1`
+    processes it forks then: the command's own process never imports matplotlib. Without fork,
+    or should the process fail, save returns None and the caller draws the figures itself;
+    close (always: it reaps the process) lets a process that was sent nothing leave."""
+
+    def __init__(self, prepare: Callable[[], None], processes: int) -> None:
+        self.child: int | None = None
+        if not hasattr(os, "fork"):
+            return
+        parent = os.getpid()
+        job_reader, self.job = os.pipe()
+        self.result, result_writer = os.pipe()
+        self.child = os.fork()
+        if self.child == 0:  # the child: get ready, wait for the job, draw, tell what it saved
+            status = 1
+            try:
+                os.close(self.job)
+                os.close(self.result)
+                prepare()
+                job = _received(job_reader, parent)
+                if job:  # else the command wrote no figures
+                    drawings_of, arguments, out = pickle.loads(job)
+                    saved = save_drawings(drawings_of(*arguments), Path(out), processes)
+                    told = [[figure.path.name, figure.title, figure.reading] for figure in saved]
+                    _send(result_writer, json.dumps(told).encode("utf-8"))
+                status = 0
+            finally:
+                os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
+        os.close(job_reader)
+        os.close(result_writer)
+
+    def save(
+        self, drawings_of: Callable[..., Sequence[Drawing]], arguments: tuple[Any, ...], out: Path
+    ) -> list[FigureFile] | None:
+        """Have the process draw `drawings_of(*arguments)` (a function of its module and
+        arguments that pickle can send) into `out`: the figures saved, as save_drawings returns
+        them, or None when there is no process or it failed."""
+        if self.child is None:
+            return None
+        try:  # each pipe is closed by the call given it, or else by close
+            job, self.job = self.job, -1
+            _send(job, pickle.dumps((drawings_of, arguments, str(out))))
+            result, self.result = self.result, -1
+            told = _received(result)
+        except OSError:  # the process is gone
+            told = b""
+        if self._reaped() != 0 or not told:
+            return None
+        return [FigureFile(out / name, title, reading) for name, title, reading in json.loads(told)]
+
+    def close(self) -> None:
+        """Send an empty job, nothing to draw (a process that was sent one has finished), and
+        reap the process."""
+        if self.job >= 0:
+            with contextlib.suppress(OSError):  # the process is gone
+                _send(self.job, b"")
+        if self.result >= 0:
+            os.close(self.result)
+        self.job = self.result = -1
+        self._reaped()
+
+    def _reaped(self) -> int | None:
+        """The process's exit code once it has ended (None: there was none, or it was
+        reaped before)."""
+        if self.child is None:
+            return None
+        _, status = os.waitpid(self.child, 0)
+        self.child = None
+        return os.waitstatus_to_exitcode(status)
+
+
+def _send(descriptor: int, message: bytes) -> None:
+    """Write `message` into the pipe `descriptor`, its length first, and close it: the reader
+    knows where it ends without waiting for the pipe's end, which a process forked meanwhile
+    (a scoring worker) can hold open."""
+    with os.fdopen(descriptor, "wb") as stream:
+        stream.write(len(message).to_bytes(8, "big") + message)
+
+
+def _received(descriptor: int, parent: int | None = None) -> bytes:
+    """The message _send wrote into the pipe `descriptor` (which this closes); empty when the
+    writer closed it first or, with `parent`, when that process is gone (this one then has
+    another parent)."""
+    while parent is not None and not select.select([descriptor], [], [], 1.0)[0]:
+        if os.getppid() != parent:
+            os.close(descriptor)
+            return b""
+    with os.fdopen(descriptor, "rb") as stream:
+        header = stream.read(8)
+        return stream.read(int.from_bytes(header, "big")) if len(header) == 8 else b""
 
 
 def save_figures(
