@@ -35,12 +35,12 @@ title and its reading."""
 def save_drawings(drawings: Sequence[Drawing], out: Path, processes: int = 1) -> list[FigureFile]:
     """Draw each of `drawings` and save the figures that have something to show into `out`;
     return each file with its title and reading, in the order of `drawings`. With `processes`
-    above 1 on a system that forks, that many processes share the drawing (forked children
-    draw every `processes`-th figure, each from its own start): a figure takes some 0.1 s of
-    CPU to draw and save, a report a dozen of them, and after the scoring the cores are free.
-    A child that fails leaves its figures to this process."""
+    above 1 on a system that forks, that many processes share the drawing (forked children,
+    each taking the next figure no process has taken): a figure takes some 0.1 s of CPU to
+    draw and save, a report a dozen of them, and after the scoring the cores are free. The
+    figures of a child that fails are drawn here."""
     indexes = range(len(drawings))
-    if processes > 1 and hasattr(os, "fork") and len(drawings) > 1:
+    if processes > 1 and hasattr(os, "fork") and 1 < len(drawings) <= MOST_SHARED:
         written = _saved_in_processes(drawings, out, processes)
     else:
         written = {index for index in indexes if _save(drawings[index], out)}
@@ -49,6 +49,11 @@ def save_drawings(drawings: Sequence[Drawing], out: Path, processes: int = 1) ->
         for index, (name, _, title, reading) in enumerate(drawings)
         if index in written
     ]
+
+
+MOST_SHARED = 1000
+"""save_drawings shares at most this many drawings between processes: their indexes, 4 bytes
+each, are written into a pipe before anyone reads it, which holds 64 KiB."""
 
 
 def _save(drawing: Drawing, out: Path) -> bool:
@@ -62,34 +67,54 @@ def _save(drawing: Drawing, out: Path) -> bool:
 
 
 def _saved_in_processes(drawings: Sequence[Drawing], out: Path, processes: int) -> set[int]:
-    """The indexes of the `drawings` saved into `out`, `processes - 1` forked children drawing
-    every `processes`-th of them (each tells its own over a pipe), this process the rest and,
-    should a child fail, that child's share too."""
-    shares = [range(first, len(drawings), processes) for first in range(processes)]
+    """The indexes of the `drawings` saved into `out` by this process and `processes - 1`
+    forked children, each taking the next index from a pipe holding them all (4 bytes each,
+    written at once, so each read takes one whole), so that they finish together whatever
+    each figure costs; each child tells which it took and saved, and what a failed child took
+    is drawn here again."""
+    queue, queued = os.pipe()
+    os.write(queued, b"".join(index.to_bytes(4, "big") for index in range(len(drawings))))
+    os.close(queued)
     children = []
-    for share in shares[1:]:
+    for _ in range(processes - 1):
         reader, writer = os.pipe()
         child = os.fork()
-        if child == 0:  # the child: draw its share, tell which were saved, leave at once
+        if child == 0:  # the child: draw what it takes, tell which, leave at once
             status = 1
             try:
                 os.close(reader)
-                saved = [index for index in share if _save(drawings[index], out)]
-                _send(writer, json.dumps(saved).encode("ascii"))
+                _send(writer, json.dumps(_taken_and_saved(queue, drawings, out)).encode("ascii"))
                 status = 0
             finally:
                 os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
         os.close(writer)
-        children.append((child, reader, share))
-    written = {index for index in shares[0] if _save(drawings[index], out)}
-    for child, reader, share in children:
+        children.append((child, reader))
+    taken, written = _taken_and_saved(queue, drawings, out)
+    os.close(queue)
+    done, saved = set(taken), set(written)
+    for child, reader in children:
         told = _received(reader)
         _, status = os.waitpid(child, 0)
-        if os.waitstatus_to_exitcode(status) == 0:
-            written.update(json.loads(told))
-        else:
-            written.update(index for index in share if _save(drawings[index], out))
-    return written
+        if os.waitstatus_to_exitcode(status) == 0 and told:
+            taken, written = json.loads(told)
+            done.update(taken)
+            saved.update(written)
+    missed = [index for index in range(len(drawings)) if index not in done]
+    return saved | {index for index in missed if _save(drawings[index], out)}
+
+
+def _taken_and_saved(
+    queue: int, drawings: Sequence[Drawing], out: Path
+) -> tuple[list[int], list[int]]:
+    """Take indexes from the pipe `queue` until it is empty and save those drawings into
+    `out`: the indexes taken, and those saved (that had something to show)."""
+    taken, saved = [], []
+    while record := os.read(queue, 4):
+        index = int.from_bytes(record, "big")
+        taken.append(index)
+        if _save(drawings[index], out):
+            saved.append(index)
+    return taken, saved
 
 
 class DrawingProcess:
