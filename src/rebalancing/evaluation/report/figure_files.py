@@ -1,6 +1,8 @@
-"""Figure files: the figures of a report drawn and saved as PNG files, in this process or
-shared with forked ones. A report has a dozen figures of some 0.1 s of CPU each to draw and
-save, and its command waits for them; after the scoring every core is free for them.
+"""Figure files: the figures of a report drawn and saved as PNG files, in this process, shared
+with forked ones (save_drawings), or by a DrawingProcess forked before the scoring, which has
+imported matplotlib by the time the verdict is known. A report has a dozen figures of some
+0.1 s of CPU each to draw and save and matplotlib takes half a second to import, while its
+command waits for them; after the scoring every core is free for them.
 
 Takes drawings (the calls that draw the figures, rebalancing.evaluation.report.plots), so a
 figure is drawn in the process that saves it: matplotlib is not imported here.
