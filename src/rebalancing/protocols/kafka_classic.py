@@ -222,8 +222,7 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         timed_out: list[float] = []
         told_at_once = False
         for member in [member for member in self.owned if member not in read.consumers]:
-            for queue in sorted(self.owned.pop(member)):
-                ledger.stop(start, member, queue, revoked=False)
+            ledger.stop_all(start, member, self.owned.pop(member), revoked=False)
             crash = member in read.crashed or read.departures == "crash"
             if crash or self.static_membership:
                 timed_out.append(self.last_heartbeat(member, start) + self.timers.session_timeout)
@@ -303,8 +302,7 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             previous = {member: sorted(self.owned[member]) for member in members}
             if self.protocol == "eager":
                 for member in members:
-                    for queue in previous[member]:
-                        ledger.stop(joins[member], member, queue, revoked=True)
+                    ledger.stop_all(joins[member], member, previous[member], revoked=True)
                     releases += len(previous[member])
             target = planned(self.assignor, read.queues, members, previous)
             revokers, handed = self._sync(ledger, end, target, previous)
@@ -337,8 +335,7 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         handed = 0
         if self.protocol == "eager":
             for member in sorted(target):
-                for queue in sorted(target[member]):
-                    ledger.begin(now, member, queue)
+                ledger.begin_all(now, member, target[member])
                 self.owned[member] = set(target[member])
                 handed += len(target[member])
             return revokers, handed
@@ -347,10 +344,8 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             owned = set(previous[member])
             revoked = owned - target[member]
             gained = {queue for queue in target[member] - owned if queue not in owner_before}
-            for queue in sorted(revoked):
-                ledger.stop(now, member, queue, revoked=True)
-            for queue in sorted(gained):
-                ledger.begin(now, member, queue)
+            ledger.stop_all(now, member, revoked, revoked=True)
+            ledger.begin_all(now, member, gained)
             self.owned[member] = (owned - revoked) | gained
             handed += len(gained)
             if revoked:

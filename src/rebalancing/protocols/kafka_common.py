@@ -400,9 +400,8 @@ class KafkaGroupSession(ABC, Generic[Timers]):
             back = start + down_seconds
             consumed = self._consumed()
             for member in batch:
-                for queue in sorted(consumed[member]):
-                    ledger.stop(start, member, queue, revoked=False)
-                    ledger.begin(back, member, queue)
+                ledger.stop_all(start, member, consumed[member], revoked=False)
+                ledger.begin_all(back, member, consumed[member])
                 self._restart_heartbeat_timer(member, back)
             self.now = back
             # under the consumer protocol each sends three: the leave (epoch -2), the rejoin

@@ -280,12 +280,12 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         """`member`'s poll at `now`: it consumes what its last response assigned it."""
         client = self.clients[member]
         client.reconciling = False
-        for queue in sorted(client.owned - client.desired):
-            self._ledger.stop(now, member, queue, revoked=True)
-            self._tally.releases += 1
-        for queue in sorted(client.desired - client.owned):
-            self._ledger.begin(now, member, queue)
-            self._tally.steps += 1
+        released = client.owned - client.desired
+        taken = client.desired - client.owned
+        self._ledger.stop_all(now, member, released, revoked=True)
+        self._ledger.begin_all(now, member, taken)
+        self._tally.releases += len(released)
+        self._tally.steps += len(taken)
         client.owned = set(client.desired)
         self._heartbeat(member, now)  # the acknowledgement goes at once
 
@@ -385,8 +385,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         says: a leave at once, a crash or a static member's leave when its session times
         out."""
         client = self.clients.pop(member)
-        for queue in sorted(client.owned):
-            ledger.stop(start, member, queue, revoked=False)
+        ledger.stop_all(start, member, client.owned, revoked=False)
         if not crashed and not self.static_membership:  # a leave (epoch -1)
             self._tally.heartbeats += 1
             self._remove_member(member)

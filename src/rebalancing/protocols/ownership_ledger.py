@@ -10,7 +10,7 @@ the unowned time that followed a revocation from a member still in the group (pa
 the time of the last change of who consumes what. It also keeps the most consumers any
 partition had at once (`most_consumers`), which the tests read to show that a partition never
 has two.
-Runtime complexity: O(E log E) for E records.
+Runtime complexity: O(P + R log R) for P partitions recorded in R records.
 """
 
 from __future__ import annotations
@@ -68,25 +68,44 @@ QUIET = LedgerTotals(0.0, 0.0, 0.0, 0.0, 0, 0)
 
 class OwnershipLedger:
     """The consumption records of one rebalance that starts at `start`, when `consuming` maps
-    every partition of the group to the members consuming it then."""
+    every partition of the group to the members consuming it then.
+
+    A record is one member's start or stop on a batch of partitions at one instant
+    (`begin_all`, `stop_all`; `begin` and `stop` for one partition): a session records a
+    hand-over of many partitions as one record, and `finish` replays each record's partitions
+    together. The partitions of one record are distinct, so their order within it does not
+    matter: each moves on its own, and the instant is the same for all."""
 
     def __init__(self, start: float, consuming: Mapping[Any, Iterable[Any]]) -> None:
         self.start = start
         self.initial = {queue: set(members) for queue, members in consuming.items()}
-        # (time, _STOP or _START, the record's number, member, partition, revoked)
-        self.records: list[tuple[float, int, int, Any, Any, bool]] = []
+        # (time, the record's number, _STOP or _START, member, its partitions, revoked)
+        self.records: list[tuple[float, int, int, Any, tuple[Any, ...], bool]] = []
 
     def stop(self, time: float, member: Any, queue: Any, *, revoked: bool) -> None:
         """`member` stops consuming `queue` at `time`; `revoked`: it stays in the group."""
-        self.records.append((time, _STOP, len(self.records), member, queue, revoked))
+        self.records.append((time, len(self.records), _STOP, member, (queue,), revoked))
 
     def begin(self, time: float, member: Any, queue: Any) -> None:
         """`member` starts consuming `queue` at `time`."""
-        self.records.append((time, _START, len(self.records), member, queue, False))
+        self.records.append((time, len(self.records), _START, member, (queue,), False))
+
+    def stop_all(self, time: float, member: Any, queues: Iterable[Any], *, revoked: bool) -> None:
+        """`member` stops consuming each of `queues` (distinct) at `time`, as `stop` does."""
+        batch = tuple(queues)
+        if batch:
+            self.records.append((time, len(self.records), _STOP, member, batch, revoked))
+
+    def begin_all(self, time: float, member: Any, queues: Iterable[Any]) -> None:
+        """`member` starts consuming each of `queues` (distinct) at `time`, as `begin` does."""
+        batch = tuple(queues)
+        if batch:
+            self.records.append((time, len(self.records), _START, member, batch, False))
 
     def finish(self, end: float) -> LedgerTotals:
         """Replay the records (by time, then by the order they were made) and integrate from
-        `start` to `end`."""
+        `start` to `end`: the counts of partitions unowned, doubly owned and paused change
+        only at a record's instant, so each span between two instants adds count x length."""
         holders = {queue: set(members) for queue, members in self.initial.items()}
         unowned = sum(1 for members in holders.values() if not members)
         doubly = sum(1 for members in holders.values() if len(members) >= 2)
@@ -95,32 +114,48 @@ class OwnershipLedger:
         most = max((len(members) for members in holders.values()), default=0)
         unowned_area = doubly_area = paused_area = 0.0  # partition-seconds
         last_time = last_change = self.start
-        for time, kind, _, member, queue, revoked in sorted(
-            self.records, key=lambda record: (record[0], record[2])
-        ):
-            if time < last_time:
-                raise ValueError(f"a record at {time} s precedes the ledger's start")
-            elapsed = time - last_time
-            unowned_area += unowned * elapsed
-            doubly_area += doubly * elapsed
-            paused_area += len(paused) * elapsed
-            last_time = time
-            members = holders[queue]
-            before = len(members)
+        self.records.sort()  # (time, number) is unique: the rest is never compared
+        for time, _, kind, member, queues, revoked in self.records:
+            if time != last_time:
+                if time < last_time:
+                    raise ValueError(f"a record at {time} s precedes the ledger's start")
+                elapsed = time - last_time
+                unowned_area += unowned * elapsed
+                doubly_area += doubly * elapsed
+                paused_area += len(paused) * elapsed
+                last_time = time
+            changed = False
             if kind == _STOP:
-                members.discard(member)
+                for queue in queues:
+                    members = holders[queue]
+                    if member not in members:
+                        continue
+                    members.remove(member)
+                    changed = True
+                    left = len(members)
+                    if left == 0:
+                        unowned += 1
+                        if revoked:  # revoked from a member that stays: paused until taken
+                            paused.add(queue)
+                            ever_paused.add(queue)
+                    elif left == 1:
+                        doubly -= 1
             else:
-                members.add(member)
-                paused.discard(queue)
-                most = max(most, len(members))
-            after = len(members)
-            if after != before:
+                for queue in queues:
+                    members = holders[queue]
+                    paused.discard(queue)
+                    if member in members:
+                        continue
+                    members.add(member)
+                    changed = True
+                    count = len(members)
+                    if count == 1:
+                        unowned -= 1
+                    elif count == 2:
+                        doubly += 1
+                    most = max(most, count)
+            if changed:
                 last_change = time
-            if kind == _STOP and revoked and after == 0 and before == 1:
-                paused.add(queue)
-                ever_paused.add(queue)
-            unowned += (after == 0) - (before == 0)
-            doubly += (after >= 2) - (before >= 2)
         elapsed = max(0.0, end - last_time)
         unowned_area += unowned * elapsed
         doubly_area += doubly * elapsed
