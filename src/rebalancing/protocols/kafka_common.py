@@ -335,11 +335,7 @@ class KafkaGroupSession(ABC, Generic[Timers]):
 
     def _new_ledger(self, start: float) -> OwnershipLedger:
         """The ledger of a rebalance from `start`, of the group's partitions as consumed now."""
-        consuming: dict[Any, set[Any]] = {queue: set() for queue in self.queues}
-        for member, owned in self._consumed().items():
-            for queue in owned:
-                consuming[queue].add(member)
-        self._ledger = OwnershipLedger(start, consuming)
+        self._ledger = OwnershipLedger.of_holdings(start, self.queues, self._consumed())
         return self._ledger
 
     def _scored(
