@@ -196,11 +196,12 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             return self._quiet_run()
         start = self.now
         self._draw_phases(start)
-        queue_set = set(read.queues)
-        metadata_changed = queue_set != set(self.queues)
+        metadata_changed = read.queues != self.queues  # both sorted and distinct
         self.queues = read.queues
-        for member in self.owned:
-            self.owned[member] &= queue_set
+        if metadata_changed:
+            queue_set = set(read.queues)
+            for member in self.owned:
+                self.owned[member] &= queue_set
         ledger = self._new_ledger(start)
         joined, timed_out, told_at_once = self._apply_membership(read, start, ledger)
         if not read.consumers:
@@ -307,8 +308,7 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             target = planned(self.assignor, read.queues, members, previous)
             revokers, handed = self._sync(ledger, end, target, previous)
             steps += handed
-            for member in members:
-                self.phase[member] = end  # the heartbeat timer restarts at the sync
+            self.phase.update(dict.fromkeys(members, end))  # heartbeat timers restart at the sync
             if not revokers:
                 converged = True
                 break
@@ -339,11 +339,11 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
                 self.owned[member] = set(target[member])
                 handed += len(target[member])
             return revokers, handed
-        owner_before = {queue: member for member, owned in previous.items() for queue in owned}
+        owned_before = set().union(*previous.values())
         for member in sorted(target):
-            owned = set(previous[member])
+            owned = self.owned[member]  # previous[member], as a set
             revoked = owned - target[member]
-            gained = {queue for queue in target[member] - owned if queue not in owner_before}
+            gained = target[member] - owned_before
             ledger.stop_all(now, member, revoked, revoked=True)
             ledger.begin_all(now, member, gained)
             self.owned[member] = (owned - revoked) | gained
