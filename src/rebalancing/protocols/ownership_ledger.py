@@ -113,25 +113,25 @@ class OwnershipLedger:
             self.shared = {queue: count for queue, count in Counter(held).items() if count >= 2}
         self.most = max(self.shared.values(), default=1 if held else 0)
         # (time, the record's number, _STOP or _START, member, its partitions, revoked)
-        self.records: list[tuple[float, int, int, Any, tuple[Any, ...], bool]] = []
+        self.records: list[tuple[float, int, int, Any, frozenset[Any], bool]] = []
 
     def stop(self, time: float, member: Any, queue: Any, *, revoked: bool) -> None:
         """`member` stops consuming `queue` at `time`; `revoked`: it stays in the group."""
-        self.records.append((time, len(self.records), _STOP, member, (queue,), revoked))
+        self.records.append((time, len(self.records), _STOP, member, frozenset((queue,)), revoked))
 
     def begin(self, time: float, member: Any, queue: Any) -> None:
         """`member` starts consuming `queue` at `time`."""
-        self.records.append((time, len(self.records), _START, member, (queue,), False))
+        self.records.append((time, len(self.records), _START, member, frozenset((queue,)), False))
 
     def stop_all(self, time: float, member: Any, queues: Iterable[Any], *, revoked: bool) -> None:
         """`member` stops consuming each of `queues` (distinct) at `time`, as `stop` does."""
-        batch = tuple(queues)
+        batch = frozenset(queues)
         if batch:
             self.records.append((time, len(self.records), _STOP, member, batch, revoked))
 
     def begin_all(self, time: float, member: Any, queues: Iterable[Any]) -> None:
         """`member` starts consuming each of `queues` (distinct) at `time`, as `begin` does."""
-        batch = tuple(queues)
+        batch = frozenset(queues)
         if batch:
             self.records.append((time, len(self.records), _START, member, batch, False))
 
@@ -147,6 +147,7 @@ class OwnershipLedger:
         most = self.most
         unowned_area = doubly_area = paused_area = 0.0  # partition-seconds
         last_time = last_change = self.start
+        group = self.queues
         self.records.sort()  # (time, number) is unique: the rest is never compared
         for time, _, kind, member, queues, revoked in self.records:
             if time != last_time:
@@ -159,35 +160,38 @@ class OwnershipLedger:
                 last_time = time
             owned = holdings.setdefault(member, set())
             if kind == _STOP:
-                left = owned.intersection(queues)  # a stop of what it does not consume: none
+                left = owned & queues  # a stop of what it does not consume: none
                 if not left:
                     continue
                 owned -= left
                 last_change = time
-                for queue in left.intersection(shared):  # one of its consumers goes
-                    left.discard(queue)
-                    count = shared.pop(queue) - 1
-                    if count >= 2:
-                        shared[queue] = count
+                if shared:
+                    for queue in left.intersection(shared):  # one of its consumers goes
+                        left.discard(queue)
+                        count = shared.pop(queue) - 1
+                        if count >= 2:
+                            shared[queue] = count
                 unowned |= left  # its one consumer went
                 if revoked:
                     paused |= left
                     ever_paused |= left
             else:
-                paused.difference_update(queues)
-                taken = set(queues)
-                taken -= owned  # a start of what it consumes already: none
+                if paused:
+                    paused -= queues
+                taken = queues - owned  # a start of what it consumes already: none
                 if not taken:
                     continue
-                if not taken <= self.queues:
-                    raise ValueError(f"{sorted(taken - self.queues)!r} are not of the group")
+                if not taken <= group:
+                    raise ValueError(f"{sorted(taken - group)!r} are not of the group")
                 owned |= taken
                 last_change = time
                 first = taken & unowned
                 if first:  # it is their one consumer
                     unowned -= first
-                    taken -= first
                     most = max(most, 1)
+                    if len(first) == len(taken):
+                        continue
+                    taken -= first
                 for queue in taken:  # it joins one or more other consumers
                     count = shared.get(queue, 1) + 1
                     shared[queue] = count
