@@ -222,7 +222,8 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         departure it learns of that way, whether a departure sent a LeaveGroup)."""
         timed_out: list[float] = []
         told_at_once = False
-        for member in [member for member in self.owned if member not in read.consumers]:
+        wanted = set(read.consumers)
+        for member in [member for member in self.owned if member not in wanted]:
             ledger.stop_all(start, member, self.owned.pop(member), revoked=False)
             crash = member in read.crashed or read.departures == "crash"
             if crash or self.static_membership:

@@ -56,8 +56,10 @@ def checked_lateness(
     """`slow` (member -> seconds its poll loop is busy from the change on) checked: members of
     `members`, finite seconds >= 0 and below the rebalance timeout less `slack` (a member later
     than that is evicted, which is not modelled)."""
-    known = set(members)
     checked: dict[Any, float] = {}
+    if not slow:
+        return checked
+    known = set(members)
     for member, seconds in slow.items():
         if member not in known:
             raise ValueError(

@@ -56,6 +56,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -85,13 +86,18 @@ class MemberRecord:
     assigned: frozenset[Any] = frozenset()
     pending_revocation: frozenset[Any] = frozenset()
 
+    @property
+    def held(self) -> frozenset[Any]:
+        """The partitions the record holds: assigned, or still to be revoked."""
+        return self.assigned | self.pending_revocation if self.pending_revocation else self.assigned
+
 
 def next_member_state(
     record: MemberRecord,
     target_epoch: int,
     target: frozenset[Any],
     owner_of: Mapping[Any, Any],
-    reported: frozenset[Any],
+    reported: AbstractSet[Any],
 ) -> MemberRecord:
     """CurrentAssignmentBuilder.build: `record` moved towards `target` (of `target_epoch`),
     given who holds each partition (`owner_of`: the coordinator's records, the member's own
@@ -103,7 +109,7 @@ def next_member_state(
             return record
         return _next_assignment(record, record.epoch, target_epoch, target, owner_of, reported)
     if record.state == "UNREVOKED_PARTITIONS":
-        if reported & record.pending_revocation:
+        if not reported.isdisjoint(record.pending_revocation):
             return record
         return _next_assignment(record, record.epoch + 1, target_epoch, target, owner_of, reported)
     return _next_assignment(record, record.epoch, target_epoch, target, owner_of, reported)
@@ -115,7 +121,7 @@ def _next_assignment(
     target_epoch: int,
     target: frozenset[Any],
     owner_of: Mapping[Any, Any],
-    reported: frozenset[Any],
+    reported: AbstractSet[Any],
 ) -> MemberRecord:
     """CurrentAssignmentBuilder.computeNextAssignment: keep what the target keeps; revoke
     first (UNREVOKED_PARTITIONS at `epoch`) while the member still reports a partition to
@@ -124,9 +130,9 @@ def _next_assignment(
     kept = record.assigned & target
     to_revoke = record.assigned - kept
     to_assign = target - kept
-    unreleased = frozenset(queue for queue in to_assign if queue in owner_of)
+    unreleased = frozenset(filter(owner_of.__contains__, to_assign))
     to_assign -= unreleased
-    if to_revoke and reported & to_revoke:
+    if to_revoke and not reported.isdisjoint(to_revoke):
         return MemberRecord("UNREVOKED_PARTITIONS", epoch, kept, to_revoke)
     if to_assign:
         state: MemberStateName = "UNRELEASED_PARTITIONS" if unreleased else "STABLE"
@@ -214,23 +220,25 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
 
     def _set_record(self, member: Any, record: MemberRecord | None) -> None:
         """Replace `member`'s record (None: remove it) and who holds each partition, raising
-        AssertionError if a partition would be held by two members' records."""
+        AssertionError if a partition would be held by two members' records. Only the
+        partitions that the record gives up or takes change hands in `owner_of`."""
         old = self.records.get(member)
-        if old is not None:
-            for queue in old.assigned | old.pending_revocation:
-                if self.owner_of.get(queue) == member:
-                    del self.owner_of[queue]
-        if record is None:
-            self.records.pop(member, None)
+        if record is old:
             return
-        for queue in record.assigned | record.pending_revocation:
-            holder = self.owner_of.get(queue)
-            if holder is not None and holder != member:
+        held_before = old.held if old is not None else frozenset()
+        held = record.held if record is not None else frozenset()
+        for queue in held_before - held:
+            del self.owner_of[queue]
+        for queue in held - held_before:
+            holder = self.owner_of.setdefault(queue, member)
+            if holder != member:
                 raise AssertionError(
                     f"partition {queue!r} given to {member!r} while {holder!r} holds it"
                 )
-            self.owner_of[queue] = member
-        self.records[member] = record
+        if record is None:
+            del self.records[member]
+        else:
+            self.records[member] = record
 
     def _remove_member(self, member: Any) -> None:
         """A leave or a session timeout: the member's partitions are free, the epoch bumps."""
@@ -268,7 +276,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             self.target_epoch,
             self.target[member],
             self.owner_of,
-            frozenset(client.owned),
+            client.owned,
         )
         self._set_record(member, record)
         client.desired = set(record.assigned)
@@ -296,22 +304,28 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         (the timer restarted since), and token 0 (a join's first heartbeat) never is."""
         heapq.heappush(self._events, (time, priority, next(self._sequence), member, token))
 
-    def _settled(self) -> bool:
-        """No member joining, reconciling or being timed out, and every record STABLE on
-        the newest target with its client consuming exactly what the record assigns."""
-        if self._expiring or any(client.reconciling for client in self.clients.values()):
-            return False
-        if any(member not in self.records for member in self.clients):
-            return False  # a join not yet seen by the coordinator
-        if not self.records:
-            return True
-        if self.metadata_stale or self.group_epoch != self.target_epoch:
-            return False
-        return all(
-            record.state == "STABLE"
+    def _member_settled(self, member: Any) -> bool:
+        """Whether `member` is settled: a live member whose join the coordinator has seen, not
+        reconciling, its record STABLE on the newest target and its client consuming exactly
+        what the record assigns; or a member gone from the group and from the records."""
+        client = self.clients.get(member)
+        record = self.records.get(member)
+        if client is None or record is None:
+            return client is None and record is None
+        return (
+            not client.reconciling
+            and record.state == "STABLE"
             and record.epoch == self.target_epoch
-            and self.clients[member].owned == record.assigned
-            for member, record in self.records.items()
+            and client.owned == record.assigned
+        )
+
+    def _group_settled(self) -> bool:
+        """No member being timed out, and a group with members has no change of epoch or of
+        partitions waiting for a new target (the members' part is `_member_settled`)."""
+        if self._expiring:
+            return False
+        return not self.records or (
+            not self.metadata_stale and self.group_epoch == self.target_epoch
         )
 
     def _next_regular(self, client: _Client, after: float) -> float:
@@ -414,13 +428,17 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             bound = 10_000 + 200 * (len(self.queues) + len(self.clients))
         events = 0
         converged = True
-        while not self._settled():
+        # the members not settled; an event changes its own member's state only, except a
+        # new target, which every member's record is measured against
+        unsettled = {m for m in self.clients.keys() | self.records if not self._member_settled(m)}
+        while unsettled or not self._group_settled():
             if events >= bound or not self._events:
                 converged = False
                 break
             time, priority, _, member, token = heapq.heappop(self._events)
             events += 1
             self.now = time
+            target_epoch = self.target_epoch
             if priority == _EXPIRE:
                 if self._expiring.get(member) == time:
                     del self._expiring[member]
@@ -431,6 +449,12 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
                 self._reconcile(member, time)
             elif token == self.clients[member].token or token == 0:
                 self._heartbeat(member, time)
+            touched = [member] if self.target_epoch == target_epoch else self.records.keys()
+            for other in touched:
+                if self._member_settled(other):
+                    unsettled.discard(other)
+                else:
+                    unsettled.add(other)
         self._quiet = converged
         return self._scored(
             self.now,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,11 +107,12 @@ class OwnershipLedger:
         self.start = start
         self.queues = frozenset(queues)
         self.holdings = holdings
-        held = [queue for owned in holdings.values() for queue in owned]
-        self.unowned = self.queues.difference(held)
+        self.unowned = self.queues.difference(*holdings.values())
+        held = sum(map(len, holdings.values()))  # a partition once per member consuming it
         self.shared: dict[Any, int] = {}  # partition -> its consumers, where two or more
-        if len(held) != len(self.queues) - len(self.unowned):
-            self.shared = {queue: count for queue, count in Counter(held).items() if count >= 2}
+        if held != len(self.queues) - len(self.unowned):
+            counts = Counter(chain.from_iterable(holdings.values()))
+            self.shared = {queue: count for queue, count in counts.items() if count >= 2}
         self.most = max(self.shared.values(), default=1 if held else 0)
         # (time, the record's number, _STOP or _START, member, its partitions, revoked)
         self.records: list[tuple[float, int, int, Any, frozenset[Any], bool]] = []
