@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from itertools import chain
 from dataclasses import dataclass
 from typing import Any
@@ -162,18 +163,22 @@ class OwnershipLedger:
                 last_time = time
             owned = holdings.setdefault(member, set())
             if kind == _STOP:
-                left = owned & queues  # a stop of what it does not consume: none
-                if not left:
-                    continue
+                if queues <= owned:  # the usual stop: of partitions it consumes
+                    left: AbstractSet[Any] = queues
+                else:  # a stop of what it does not consume changes nothing
+                    left = owned & queues
+                    if not left:
+                        continue
                 owned -= left
                 last_change = time
-                if shared:
-                    for queue in left.intersection(shared):  # one of its consumers goes
+                if shared and not left.isdisjoint(shared):  # it was one of their consumers
+                    left = set(left)
+                    for queue in left.intersection(shared):
                         left.discard(queue)
                         count = shared.pop(queue) - 1
                         if count >= 2:
                             shared[queue] = count
-                unowned |= left  # its one consumer went
+                unowned |= left  # it was their one consumer
                 if revoked:
                     paused |= left
                     ever_paused |= left
@@ -183,16 +188,18 @@ class OwnershipLedger:
                 taken = queues - owned  # a start of what it consumes already: none
                 if not taken:
                     continue
-                if not taken <= group:
-                    raise ValueError(f"{sorted(taken - group)!r} are not of the group")
                 owned |= taken
                 last_change = time
+                if taken <= unowned:  # the usual start: it is their one consumer
+                    unowned -= taken
+                    most = max(most, 1)
+                    continue
+                if not taken <= group:
+                    raise ValueError(f"{sorted(taken - group)!r} are not of the group")
                 first = taken & unowned
-                if first:  # it is their one consumer
+                if first:
                     unowned -= first
                     most = max(most, 1)
-                    if len(first) == len(taken):
-                        continue
                     taken -= first
                 for queue in taken:  # it joins one or more other consumers
                     count = shared.get(queue, 1) + 1
