@@ -159,7 +159,7 @@ class _Client:
     timer (a token that makes older scheduled heartbeats void) and its poll loop."""
 
     owned: set[Any] = field(default_factory=set)
-    desired: set[Any] = field(default_factory=set)
+    desired: frozenset[Any] = frozenset()  # the record's own set
     last_sent: float = 0.0
     token: int = 0
     reconciling: bool = False
@@ -279,7 +279,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             client.owned,
         )
         self._set_record(member, record)
-        client.desired = set(record.assigned)
+        client.desired = record.assigned
         if client.desired != client.owned and not client.reconciling:
             client.reconciling = True
             self._push(max(now, client.busy_until), _RECONCILE, member, 0)
@@ -357,9 +357,9 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         for member, time in self._expiring.items():  # left by a run cut short
             self._push(time, _EXPIRE, member, 0)
         self._tally = _Tally()
-        if set(sorted_queues) != set(self.queues):
+        if sorted_queues != self.queues:  # both sorted and distinct
             self.metadata_stale = True
-        self._keep_only(set(sorted_queues))
+            self._keep_only(set(sorted_queues))
         self.queues = sorted_queues
         ledger = self._new_ledger(start)
         for member in sorted(self.clients):
@@ -379,7 +379,8 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         return self._run_until_settled()
 
     def _keep_only(self, queues: set[Any]) -> None:
-        """Partitions removed from the group leave every record and every client."""
+        """Partitions removed from the group leave every record and every client (which hold
+        only the group's partitions otherwise)."""
         for member in list(self.records):
             record = self.records[member]
             self._set_record(
