@@ -131,10 +131,17 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
 
     def next_heartbeat(self, member: Any, after: float) -> float:
         """`member`'s first heartbeat strictly after `after`."""
+        return self.next_heartbeats([member], after)[member]
+
+    def next_heartbeats(self, members: Iterable[Any], after: float) -> dict[Any, float]:
+        """Each of `members` -> its first heartbeat strictly after `after`."""
         interval = self.timers.heartbeat_interval
-        phase = self.phase[member]
-        time = phase + (math.floor((after - phase) / interval) + 1) * interval
-        return time if time > after else time + interval
+        beats: dict[Any, float] = {}
+        for member in members:
+            phase = self.phase[member]
+            time = phase + (math.floor((after - phase) / interval) + 1) * interval
+            beats[member] = time if time > after else time + interval
+        return beats
 
     def last_heartbeat(self, member: Any, at: float) -> float:
         """`member`'s last heartbeat at or before `at`."""
@@ -288,13 +295,12 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         converged = False
         while rounds < self.max_rounds:
             rounds += 1
-            joins = {
-                member: max(
-                    min(own_join.get(member, math.inf), self.next_heartbeat(member, trigger)),
-                    busy[member],
-                )
-                for member in members
-            }
+            # a member rejoins when it learns of the rebalance (at its own join, or from its
+            # next heartbeat) and its poll loop is free
+            learnt = self.next_heartbeats(members, trigger)
+            for member, time in own_join.items():
+                learnt[member] = min(time, learnt[member])
+            joins = {member: max(learnt[member], busy[member]) for member in members}
             if initial:
                 first, *later = sorted(joins.values())
                 end = max(self._initial_join_end(first, later), max(joins.values()))
@@ -303,9 +309,9 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             initial, timed_out = False, []
             previous = {member: sorted(self.owned[member]) for member in members}
             if self.protocol == "eager":
-                for member in members:
-                    ledger.stop_all(joins[member], member, previous[member], revoked=True)
-                    releases += len(previous[member])
+                for member in members:  # each revokes everything at its rejoin
+                    ledger.stop_all(joins[member], member, self.owned[member], revoked=True)
+                    releases += len(self.owned[member])
             target = planned(self.assignor, read.queues, members, previous)
             revokers, handed = self._sync(ledger, end, target, previous)
             steps += handed
@@ -337,12 +343,14 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         if self.protocol == "eager":
             for member in sorted(target):
                 ledger.begin_all(now, member, target[member])
-                self.owned[member] = set(target[member])
+                self.owned[member] = target[member]  # `planned` made the sets for us
                 handed += len(target[member])
             return revokers, handed
         owned_before = set().union(*previous.values())
         for member in sorted(target):
             owned = self.owned[member]  # previous[member], as a set
+            if owned == target[member]:
+                continue  # it keeps what it has: nothing to revoke, nothing to hand it
             revoked = owned - target[member]
             gained = target[member] - owned_before
             ledger.stop_all(now, member, revoked, revoked=True)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from rebalancing.contract import ProtocolRun
@@ -99,10 +99,14 @@ class OwnershipLedger:
         """The ledger of a rebalance from `start` of the partitions `queues`, when `holdings`
         maps each member to the partitions (of `queues`) it consumes then."""
         ledger = cls.__new__(cls)
-        ledger._begin_with(start, queues, {member: set(owned) for member, owned in holdings.items()})
+        ledger._begin_with(
+            start, queues, {member: set(owned) for member, owned in holdings.items()}
+        )
         return ledger
 
-    def _begin_with(self, start: float, queues: Iterable[Any], holdings: dict[Any, set[Any]]) -> None:
+    def _begin_with(
+        self, start: float, queues: Iterable[Any], holdings: dict[Any, set[Any]]
+    ) -> None:
         """The state at `start`: `holdings` (member -> its partitions, our own sets) over the
         group's partitions `queues`."""
         self.start = start
