@@ -13,12 +13,14 @@ import sys
 import termios
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rebalancing import __version__
 from rebalancing.cli import main as rebalancing_main
 from rebalancing.evaluation.__main__ import main
+from rebalancing.evaluation.command import compare as comparing
 from rebalancing.evaluation.command.compare import compare_parser
 from rebalancing.evaluation.command.pipes import READER_LEFT
 from rebalancing.evaluation.command.profile import profile_from
@@ -55,6 +57,25 @@ def test_the_verdict_closes_the_output_and_the_files_hold_the_rest(
     run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert run["system"] == "any"
     assert run["verdict"]["recommended"]
+
+
+def test_the_verdict_is_printed_before_the_report_is_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    printed_first = []
+    writing = comparing.write_outputs
+
+    def write_outputs(*arguments: Any, **options: Any) -> None:
+        printed_first.append(capsys.readouterr().out)
+        writing(*arguments, **options)
+
+    monkeypatch.setattr(comparing, "write_outputs", write_outputs)
+    arguments = ["--scenarios", "5", "--strategies", "sticky,averagely", *SMALL]
+    assert main([*arguments, "--out", str(tmp_path)]) == 0
+    assert len(printed_first) == 1
+    assert "Scored in" in printed_first[0]
+    assert capsys.readouterr().out == ""  # the verdict was all
+    assert (tmp_path / "report.html").is_file()
 
 
 def test_the_full_table_is_printed_on_request(

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
+from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from rebalancing.evaluation.report import plots
+from rebalancing.evaluation.report.figure_files import Drawing, DrawingProcess, save_drawings
 from rebalancing.evaluation.scenarios.changes import ScenarioSettings, generate_scenarios
 from rebalancing.evaluation.scoring.aggregates import summarise
 from rebalancing.evaluation.scoring.replay import score_scenarios
@@ -30,6 +41,8 @@ def _drawn_values(figure: matplotlib.figure.Figure) -> list[float]:
             values += [artist.get_y(), artist.get_y() + artist.get_height()]
         elif isinstance(artist, Line2D):
             values += [float(value) for value in artist.get_ydata()]
+        elif isinstance(artist, LineCollection):  # whiskers and medians, one artist for many
+            values += [float(y) for segment in artist.get_segments() for _, y in segment]
     return values
 
 
@@ -125,3 +138,128 @@ def test_the_harness_size_profiles_draw_the_same_lines_as_rows_of_one_value_each
         "assign_time_by_queue_count.png",
     ]
     assert plots.save_size_profiles([], tmp_path) == []
+
+
+def _drawn_together(
+    started: Path, parent: int, fails_in_a_child: bool, draw: Callable[[], Figure | None]
+) -> Figure | None:
+    """`draw()` once two processes have started a drawing (each leaves its id in the folder
+    `started`; at most 30 s), failing instead in any process but `parent` if told to."""
+    (started / str(os.getpid())).touch()
+    deadline = time.monotonic() + 30
+    while len(list(started.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if fails_in_a_child and os.getpid() != parent:
+        raise RuntimeError("this child fails")
+    return draw()
+
+
+@pytest.mark.parametrize("children_fail", [False, True], ids=["children tell", "children fail"])
+def test_forked_processes_save_the_same_files_in_order_or_this_one_draws_what_they_took(
+    tmp_path: Path, children_fail: bool
+) -> None:
+    started = tmp_path / "started"
+    started.mkdir()
+    together = partial(_drawn_together, started, os.getpid(), children_fail)
+    drawings: list[Drawing] = [
+        ("stickiness.png", partial(together, partial(plots.stickiness, SUMMARY)), "S", "s"),
+        ("moves.png", partial(together, partial(plots.moves, SUMMARY)), "M", "m"),
+        ("nothing.png", partial(together, lambda: None), "N", "n"),
+        ("gap.png", partial(together, partial(plots.stickiness_gap, SUMMARY)), "G", "g"),
+    ]
+    alone, shared = tmp_path / "alone", tmp_path / "shared"
+    alone.mkdir()
+    shared.mkdir()
+    in_three = save_drawings(drawings, shared, processes=3)
+    assert len(list(started.iterdir())) >= 2, "no child took a drawing"
+    in_one = save_drawings(drawings, alone)
+    names = ["stickiness.png", "moves.png", "gap.png"]
+    assert [figure.path for figure in in_one] == [alone / name for name in names]
+    assert [figure.path for figure in in_three] == [shared / name for name in names]
+    assert [figure.title for figure in in_three] == ["S", "M", "G"]
+    assert sorted(path.name for path in shared.iterdir()) == sorted(names)
+    for name in names:
+        assert (shared / name).read_bytes() == (alone / name).read_bytes(), name
+
+
+def _told_where(record: Path) -> matplotlib.figure.Figure:
+    record.write_text(str(os.getpid()))
+    return plots.stickiness(SUMMARY)
+
+
+def drawings_telling_where(record: str) -> list[Drawing]:
+    """Two figures, the first writing the id of the process that draws it into `record`: a
+    function of a module, which a DrawingProcess is sent by name."""
+    return [
+        ("stickiness.png", partial(_told_where, Path(record)), "S", "s"),
+        ("moves.png", partial(plots.moves, SUMMARY), "M", "m"),
+    ]
+
+
+def test_a_drawing_process_gets_ready_first_then_draws_what_it_is_sent(tmp_path: Path) -> None:
+    ready, drawn_in = tmp_path / "ready", tmp_path / "drawn_in"
+    drawing = DrawingProcess(lambda: ready.write_text(str(os.getpid())), processes=1)
+    try:
+        figures = drawing.save(drawings_telling_where, (str(drawn_in),), tmp_path)
+    finally:
+        drawing.close()
+    assert figures is not None
+    assert [(figure.path, figure.title) for figure in figures] == [
+        (tmp_path / "stickiness.png", "S"),
+        (tmp_path / "moves.png", "M"),
+    ]
+    assert ready.read_text() == drawn_in.read_text() != str(os.getpid())
+    here = tmp_path / "here"
+    here.mkdir()
+    save_drawings(drawings_telling_where(str(drawn_in)), here)
+    for figure in figures:
+        assert figure.path.read_bytes() == (here / figure.path.name).read_bytes()
+
+
+def test_a_drawing_process_that_fails_or_is_sent_nothing_leaves(tmp_path: Path) -> None:
+    def failing() -> None:
+        raise RuntimeError("no matplotlib here")
+
+    broken = DrawingProcess(failing, processes=1)
+    child = broken.child
+    assert broken.save(drawings_telling_where, (str(tmp_path / "x"),), tmp_path) is None
+    broken.close()
+    idle = DrawingProcess(lambda: None, processes=1)
+    waiting = idle.child
+    idle.close()
+    for process in (child, waiting):
+        assert process is not None
+        with pytest.raises(ProcessLookupError):
+            os.kill(process, 0)  # reaped, not a zombie
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_process_forked_meanwhile_keeps_no_drawing_process_waiting(tmp_path: Path) -> None:
+    sent, idle = DrawingProcess(lambda: None, 1), DrawingProcess(lambda: None, 1)
+    release, released = os.pipe()
+    holder = os.fork()
+    if holder == 0:  # holds copies of both processes' pipes, as a scoring worker forked then
+        os.read(release, 1)
+        os._exit(0)
+    saved: list[object] = []
+    both = threading.Thread(
+        target=lambda: (
+            saved.append(sent.save(drawings_telling_where, (str(tmp_path / "d"),), tmp_path)),
+            idle.close(),
+        )
+    )
+    children = [child for child in (sent.child, idle.child) if child is not None]
+    assert len(children) == 2
+    both.start()
+    both.join(timeout=60)
+    finished_while_held = not both.is_alive()
+    os.write(released, b"x")
+    os.waitpid(holder, 0)
+    if not finished_while_held:  # waiting for each other: end them, so that the test fails
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+    both.join()
+    sent.close()
+    assert finished_while_held
+    assert saved[0] is not None

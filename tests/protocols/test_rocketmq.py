@@ -253,11 +253,15 @@ def replay_read_twice(session: WatchedViews, views: dict[Any, Any], end: float) 
     client at quiescence; the queue-seconds read twice (`views`: each client's view before
     the change, updated in place)."""
     ledger = session._ledger
-    readers = {queue: set(members) for queue, members in ledger.initial.items()}
+    readers: dict[Any, set[Any]] = {queue: set() for queue in ledger.queues}
+    for member, held in ledger.holdings.items():
+        for queue in held:
+            readers[queue].add(member)
     runs = [(time, -1, name, view) for time, name, view in session.runs if time >= ledger.start]
-    records = [
+    records = [  # one record moves a batch of queues at one instant: one event per queue
         (time, order, member, (kind, queue))
-        for time, kind, order, member, queue, _ in ledger.records
+        for time, order, kind, member, queues, _ in ledger.records
+        for queue in sorted(queues)
     ]
     events = sorted([*runs, *records], key=lambda event: (event[0], event[1]))
     read_twice, last = 0.0, ledger.start

@@ -131,10 +131,17 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
 
     def next_heartbeat(self, member: Any, after: float) -> float:
         """`member`'s first heartbeat strictly after `after`."""
+        return self.next_heartbeats([member], after)[member]
+
+    def next_heartbeats(self, members: Iterable[Any], after: float) -> dict[Any, float]:
+        """Each of `members` -> its first heartbeat strictly after `after`."""
         interval = self.timers.heartbeat_interval
-        phase = self.phase[member]
-        time = phase + (math.floor((after - phase) / interval) + 1) * interval
-        return time if time > after else time + interval
+        beats: dict[Any, float] = {}
+        for member in members:
+            phase = self.phase[member]
+            time = phase + (math.floor((after - phase) / interval) + 1) * interval
+            beats[member] = time if time > after else time + interval
+        return beats
 
     def last_heartbeat(self, member: Any, at: float) -> float:
         """`member`'s last heartbeat at or before `at`."""
@@ -196,11 +203,12 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             return self._quiet_run()
         start = self.now
         self._draw_phases(start)
-        queue_set = set(read.queues)
-        metadata_changed = queue_set != set(self.queues)
+        metadata_changed = read.queues != self.queues  # both sorted and distinct
         self.queues = read.queues
-        for member in self.owned:
-            self.owned[member] &= queue_set
+        if metadata_changed:
+            queue_set = set(read.queues)
+            for member in self.owned:
+                self.owned[member] &= queue_set
         ledger = self._new_ledger(start)
         joined, timed_out, told_at_once = self._apply_membership(read, start, ledger)
         if not read.consumers:
@@ -221,9 +229,9 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         departure it learns of that way, whether a departure sent a LeaveGroup)."""
         timed_out: list[float] = []
         told_at_once = False
-        for member in [member for member in self.owned if member not in read.consumers]:
-            for queue in sorted(self.owned.pop(member)):
-                ledger.stop(start, member, queue, revoked=False)
+        wanted = set(read.consumers)
+        for member in [member for member in self.owned if member not in wanted]:
+            ledger.stop_all(start, member, self.owned.pop(member), revoked=False)
             crash = member in read.crashed or read.departures == "crash"
             if crash or self.static_membership:
                 timed_out.append(self.last_heartbeat(member, start) + self.timers.session_timeout)
@@ -287,13 +295,12 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         converged = False
         while rounds < self.max_rounds:
             rounds += 1
-            joins = {
-                member: max(
-                    min(own_join.get(member, math.inf), self.next_heartbeat(member, trigger)),
-                    busy[member],
-                )
-                for member in members
-            }
+            # a member rejoins when it learns of the rebalance (at its own join, or from its
+            # next heartbeat) and its poll loop is free
+            learnt = self.next_heartbeats(members, trigger)
+            for member, time in own_join.items():
+                learnt[member] = min(time, learnt[member])
+            joins = {member: max(learnt[member], busy[member]) for member in members}
             if initial:
                 first, *later = sorted(joins.values())
                 end = max(self._initial_join_end(first, later), max(joins.values()))
@@ -302,15 +309,13 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
             initial, timed_out = False, []
             previous = {member: sorted(self.owned[member]) for member in members}
             if self.protocol == "eager":
-                for member in members:
-                    for queue in previous[member]:
-                        ledger.stop(joins[member], member, queue, revoked=True)
-                    releases += len(previous[member])
+                for member in members:  # each revokes everything at its rejoin
+                    ledger.stop_all(joins[member], member, self.owned[member], revoked=True)
+                    releases += len(self.owned[member])
             target = planned(self.assignor, read.queues, members, previous)
             revokers, handed = self._sync(ledger, end, target, previous)
             steps += handed
-            for member in members:
-                self.phase[member] = end  # the heartbeat timer restarts at the sync
+            self.phase.update(dict.fromkeys(members, end))  # heartbeat timers restart at the sync
             if not revokers:
                 converged = True
                 break
@@ -337,20 +342,19 @@ class ClassicSession(KafkaGroupSession[ClassicTimers]):
         handed = 0
         if self.protocol == "eager":
             for member in sorted(target):
-                for queue in sorted(target[member]):
-                    ledger.begin(now, member, queue)
-                self.owned[member] = set(target[member])
+                ledger.begin_all(now, member, target[member])
+                self.owned[member] = target[member]  # `planned` made the sets for us
                 handed += len(target[member])
             return revokers, handed
-        owner_before = {queue: member for member, owned in previous.items() for queue in owned}
+        owned_before = set().union(*previous.values())
         for member in sorted(target):
-            owned = set(previous[member])
+            owned = self.owned[member]  # previous[member], as a set
+            if owned == target[member]:
+                continue  # it keeps what it has: nothing to revoke, nothing to hand it
             revoked = owned - target[member]
-            gained = {queue for queue in target[member] - owned if queue not in owner_before}
-            for queue in sorted(revoked):
-                ledger.stop(now, member, queue, revoked=True)
-            for queue in sorted(gained):
-                ledger.begin(now, member, queue)
+            gained = target[member] - owned_before
+            ledger.stop_all(now, member, revoked, revoked=True)
+            ledger.begin_all(now, member, gained)
             self.owned[member] = (owned - revoked) | gained
             handed += len(gained)
             if revoked:

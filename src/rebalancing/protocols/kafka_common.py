@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
-from rebalancing.contract import AssignFunction, ProtocolRun, sorted_distinct_ids
+from rebalancing.contract import AssignFunction, ProtocolRun, SortedIds, sorted_distinct_ids
 from rebalancing.protocols.kafka_timers import ClassicTimers, ConsumerTimers
 from rebalancing.protocols.ownership_ledger import QUIET, OwnershipLedger
 
@@ -56,8 +56,10 @@ def checked_lateness(
     """`slow` (member -> seconds its poll loop is busy from the change on) checked: members of
     `members`, finite seconds >= 0 and below the rebalance timeout less `slack` (a member later
     than that is evicted, which is not modelled)."""
-    known = set(members)
     checked: dict[Any, float] = {}
+    if not slow:
+        return checked
+    known = set(members)
     for member, seconds in slow.items():
         if member not in known:
             raise ValueError(
@@ -77,6 +79,13 @@ def checked_lateness(
     return checked
 
 
+def checked_ids(ids: Iterable[Any], kind: str) -> SortedIds:
+    """`ids` (of `kind`, "queue" or "consumer") sorted and checked once (ValueError on a
+    duplicate, TypeError on an unusable id): a SortedIds is taken as it is, and the session
+    hands its own on to `change` so that they are not checked again."""
+    return ids if type(ids) is SortedIds else SortedIds(ids, kind)
+
+
 def planned(
     assignor: AssignFunction,
     queues: Sequence[Any],
@@ -85,12 +94,13 @@ def planned(
 ) -> dict[Any, set[Any]]:
     """The assignor's plan as sets, checked: every consumer a key, every queue once."""
     plan = assignor(queues, consumers, previous)
-    if set(plan) != set(consumers):
+    if plan.keys() != set(consumers):
         raise ValueError(f"the assignor's plan has consumers {sorted(plan)!r}, not {consumers!r}")
-    given = [queue for owned in plan.values() for queue in owned]
-    if len(given) != len(queues) or set(given) != set(queues):
+    given = {consumer: set(plan[consumer]) for consumer in consumers}
+    # as many as the queues, and all of them: each once
+    if sum(map(len, plan.values())) != len(queues) or set().union(*given.values()) != set(queues):
         raise ValueError("the assignor's plan does not give every queue exactly once")
-    return {consumer: set(plan[consumer]) for consumer in consumers}
+    return given
 
 
 class Change(NamedTuple):
@@ -211,17 +221,17 @@ class KafkaGroupSession(ABC, Generic[Timers]):
     ) -> ProtocolRun:
         """`apply_change` and `rebalance`: the members down that `consumers` brings back
         return first (no rebalance), then the rest of the change runs."""
-        sorted_queues = sorted_distinct_ids(queues, "queue")
-        sorted_consumers = sorted_distinct_ids(consumers, "consumer")
-        wanted = set(sorted_consumers)
+        queue_ids, consumer_ids = checked_ids(queues, "queue"), checked_ids(consumers, "consumer")
+        sorted_queues, sorted_consumers = list(queue_ids), list(consumer_ids)
+        wanted = consumer_ids.as_set
         returning = sorted(member for member in self._down if member in wanted)
         back: ProtocolRun | None = None
         started = self.now
         if returning:
             back = self._return(returning)
-        live = [member for member in self._consumed() if member not in self._down]
-        gone = sorted(member for member in live if member not in wanted)
-        joining = [member for member in sorted_consumers if member not in self._consumed()]
+        consumed = self._consumed()
+        gone = sorted(m for m in consumed if m not in self._down and m not in wanted)
+        joining = [member for member in sorted_consumers if member not in consumed]
         restarting = kind == "rolling_restart" and bool(gone)
         static_restart = restarting and self._restart_is_static() and not joining
         if static_restart and back is None and sorted_queues == self.queues:
@@ -236,7 +246,7 @@ class KafkaGroupSession(ABC, Generic[Timers]):
         if back is not None and self._nothing_else(sorted_queues, sorted_consumers):
             return back
         resumed = self.now
-        run = self.change(sorted_queues, sorted_consumers, crashed=crashed, departures=departures)
+        run = self.change(queue_ids, consumer_ids, crashed=crashed, departures=departures)
         return run if back is None else _added_up(back, run, resumed - started)
 
     def _restart_is_static(self) -> bool:
@@ -343,11 +353,7 @@ class KafkaGroupSession(ABC, Generic[Timers]):
 
     def _new_ledger(self, start: float) -> OwnershipLedger:
         """The ledger of a rebalance from `start`, of the group's partitions as consumed now."""
-        consuming: dict[Any, set[Any]] = {queue: set() for queue in self.queues}
-        for member, owned in self._consumed().items():
-            for queue in owned:
-                consuming[queue].add(member)
-        self._ledger = OwnershipLedger(start, consuming)
+        self._ledger = OwnershipLedger.of_holdings(start, self.queues, self._consumed())
         return self._ledger
 
     def _scored(
@@ -408,9 +414,8 @@ class KafkaGroupSession(ABC, Generic[Timers]):
             back = start + down_seconds
             consumed = self._consumed()
             for member in batch:
-                for queue in sorted(consumed[member]):
-                    ledger.stop(start, member, queue, revoked=False)
-                    ledger.begin(back, member, queue)
+                ledger.stop_all(start, member, consumed[member], revoked=False)
+                ledger.begin_all(back, member, consumed[member])
                 self._restart_heartbeat_timer(member, back)
             self.now = back
             # under the consumer protocol each sends three: the leave (epoch -2), the rejoin

@@ -56,8 +56,9 @@ import heapq
 import itertools
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
 
 from rebalancing.contract import AssignFunction, ProtocolRun
 from rebalancing.protocols.kafka_common import (
@@ -76,14 +77,19 @@ _RECONCILE, _HEARTBEAT, _EXPIRE = 0, 1, 2
 """Event priorities at one instant: a reconciliation before the acknowledgement it sends."""
 
 
-@dataclass(frozen=True)
-class MemberRecord:
-    """The coordinator's record of a member (ConsumerGroupMember's assignment part)."""
+class MemberRecord(NamedTuple):
+    """The coordinator's record of a member (ConsumerGroupMember's assignment part): a
+    NamedTuple, immutable and cheap to make at every heartbeat that moves it."""
 
     state: MemberStateName = "STABLE"
     epoch: int = 0
     assigned: frozenset[Any] = frozenset()
     pending_revocation: frozenset[Any] = frozenset()
+
+    @property
+    def held(self) -> frozenset[Any]:
+        """The partitions the record holds: assigned, or still to be revoked."""
+        return self.assigned | self.pending_revocation if self.pending_revocation else self.assigned
 
 
 def next_member_state(
@@ -91,7 +97,7 @@ def next_member_state(
     target_epoch: int,
     target: frozenset[Any],
     owner_of: Mapping[Any, Any],
-    reported: frozenset[Any],
+    reported: AbstractSet[Any],
 ) -> MemberRecord:
     """CurrentAssignmentBuilder.build: `record` moved towards `target` (of `target_epoch`),
     given who holds each partition (`owner_of`: the coordinator's records, the member's own
@@ -103,7 +109,7 @@ def next_member_state(
             return record
         return _next_assignment(record, record.epoch, target_epoch, target, owner_of, reported)
     if record.state == "UNREVOKED_PARTITIONS":
-        if reported & record.pending_revocation:
+        if not reported.isdisjoint(record.pending_revocation):
             return record
         return _next_assignment(record, record.epoch + 1, target_epoch, target, owner_of, reported)
     return _next_assignment(record, record.epoch, target_epoch, target, owner_of, reported)
@@ -115,7 +121,7 @@ def _next_assignment(
     target_epoch: int,
     target: frozenset[Any],
     owner_of: Mapping[Any, Any],
-    reported: frozenset[Any],
+    reported: AbstractSet[Any],
 ) -> MemberRecord:
     """CurrentAssignmentBuilder.computeNextAssignment: keep what the target keeps; revoke
     first (UNREVOKED_PARTITIONS at `epoch`) while the member still reports a partition to
@@ -124,9 +130,9 @@ def _next_assignment(
     kept = record.assigned & target
     to_revoke = record.assigned - kept
     to_assign = target - kept
-    unreleased = frozenset(queue for queue in to_assign if queue in owner_of)
+    unreleased = frozenset(filter(owner_of.__contains__, to_assign))
     to_assign -= unreleased
-    if to_revoke and reported & to_revoke:
+    if to_revoke and not reported.isdisjoint(to_revoke):
         return MemberRecord("UNREVOKED_PARTITIONS", epoch, kept, to_revoke)
     if to_assign:
         state: MemberStateName = "UNRELEASED_PARTITIONS" if unreleased else "STABLE"
@@ -153,7 +159,7 @@ class _Client:
     timer (a token that makes older scheduled heartbeats void) and its poll loop."""
 
     owned: set[Any] = field(default_factory=set)
-    desired: set[Any] = field(default_factory=set)
+    desired: frozenset[Any] = frozenset()  # the record's own set
     last_sent: float = 0.0
     token: int = 0
     reconciling: bool = False
@@ -214,23 +220,25 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
 
     def _set_record(self, member: Any, record: MemberRecord | None) -> None:
         """Replace `member`'s record (None: remove it) and who holds each partition, raising
-        AssertionError if a partition would be held by two members' records."""
+        AssertionError if a partition would be held by two members' records. Only the
+        partitions that the record gives up or takes change hands in `owner_of`."""
         old = self.records.get(member)
-        if old is not None:
-            for queue in old.assigned | old.pending_revocation:
-                if self.owner_of.get(queue) == member:
-                    del self.owner_of[queue]
-        if record is None:
-            self.records.pop(member, None)
+        if record is old:
             return
-        for queue in record.assigned | record.pending_revocation:
-            holder = self.owner_of.get(queue)
-            if holder is not None and holder != member:
+        held_before = old.held if old is not None else frozenset()
+        held = record.held if record is not None else frozenset()
+        for queue in held_before - held:
+            del self.owner_of[queue]
+        for queue in held - held_before:
+            holder = self.owner_of.setdefault(queue, member)
+            if holder != member:
                 raise AssertionError(
                     f"partition {queue!r} given to {member!r} while {holder!r} holds it"
                 )
-            self.owner_of[queue] = member
-        self.records[member] = record
+        if record is None:
+            del self.records[member]
+        else:
+            self.records[member] = record
 
     def _remove_member(self, member: Any) -> None:
         """A leave or a session timeout: the member's partitions are free, the epoch bumps."""
@@ -268,10 +276,10 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             self.target_epoch,
             self.target[member],
             self.owner_of,
-            frozenset(client.owned),
+            client.owned,
         )
         self._set_record(member, record)
-        client.desired = set(record.assigned)
+        client.desired = record.assigned
         if client.desired != client.owned and not client.reconciling:
             client.reconciling = True
             self._push(max(now, client.busy_until), _RECONCILE, member, 0)
@@ -280,12 +288,12 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         """`member`'s poll at `now`: it consumes what its last response assigned it."""
         client = self.clients[member]
         client.reconciling = False
-        for queue in sorted(client.owned - client.desired):
-            self._ledger.stop(now, member, queue, revoked=True)
-            self._tally.releases += 1
-        for queue in sorted(client.desired - client.owned):
-            self._ledger.begin(now, member, queue)
-            self._tally.steps += 1
+        released = client.owned - client.desired
+        taken = client.desired - client.owned
+        self._ledger.stop_all(now, member, released, revoked=True)
+        self._ledger.begin_all(now, member, taken)
+        self._tally.releases += len(released)
+        self._tally.steps += len(taken)
         client.owned = set(client.desired)
         self._heartbeat(member, now)  # the acknowledgement goes at once
 
@@ -296,22 +304,28 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         (the timer restarted since), and token 0 (a join's first heartbeat) never is."""
         heapq.heappush(self._events, (time, priority, next(self._sequence), member, token))
 
-    def _settled(self) -> bool:
-        """No member joining, reconciling or being timed out, and every record STABLE on
-        the newest target with its client consuming exactly what the record assigns."""
-        if self._expiring or any(client.reconciling for client in self.clients.values()):
-            return False
-        if any(member not in self.records for member in self.clients):
-            return False  # a join not yet seen by the coordinator
-        if not self.records:
-            return True
-        if self.metadata_stale or self.group_epoch != self.target_epoch:
-            return False
-        return all(
-            record.state == "STABLE"
+    def _member_settled(self, member: Any) -> bool:
+        """Whether `member` is settled: a live member whose join the coordinator has seen, not
+        reconciling, its record STABLE on the newest target and its client consuming exactly
+        what the record assigns; or a member gone from the group and from the records."""
+        client = self.clients.get(member)
+        record = self.records.get(member)
+        if client is None or record is None:
+            return client is None and record is None
+        return (
+            not client.reconciling
+            and record.state == "STABLE"
             and record.epoch == self.target_epoch
-            and self.clients[member].owned == record.assigned
-            for member, record in self.records.items()
+            and client.owned == record.assigned
+        )
+
+    def _group_settled(self) -> bool:
+        """No member being timed out, and a group with members has no change of epoch or of
+        partitions waiting for a new target (the members' part is `_member_settled`)."""
+        if self._expiring:
+            return False
+        return not self.records or (
+            not self.metadata_stale and self.group_epoch == self.target_epoch
         )
 
     def _next_regular(self, client: _Client, after: float) -> float:
@@ -343,9 +357,9 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         for member, time in self._expiring.items():  # left by a run cut short
             self._push(time, _EXPIRE, member, 0)
         self._tally = _Tally()
-        if set(sorted_queues) != set(self.queues):
+        if sorted_queues != self.queues:  # both sorted and distinct
             self.metadata_stale = True
-        self._keep_only(set(sorted_queues))
+            self._keep_only(set(sorted_queues))
         self.queues = sorted_queues
         ledger = self._new_ledger(start)
         for member in sorted(self.clients):
@@ -365,13 +379,13 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         return self._run_until_settled()
 
     def _keep_only(self, queues: set[Any]) -> None:
-        """Partitions removed from the group leave every record and every client."""
+        """Partitions removed from the group leave every record and every client (which hold
+        only the group's partitions otherwise)."""
         for member in list(self.records):
             record = self.records[member]
             self._set_record(
                 member,
-                replace(
-                    record,
+                record._replace(
                     assigned=record.assigned & queues,
                     pending_revocation=record.pending_revocation & queues,
                 ),
@@ -385,8 +399,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
         says: a leave at once, a crash or a static member's leave when its session times
         out."""
         client = self.clients.pop(member)
-        for queue in sorted(client.owned):
-            ledger.stop(start, member, queue, revoked=False)
+        ledger.stop_all(start, member, client.owned, revoked=False)
         if not crashed and not self.static_membership:  # a leave (epoch -1)
             self._tally.heartbeats += 1
             self._remove_member(member)
@@ -397,7 +410,7 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             self._tally.heartbeats += 1
             kept = self.records.get(member)  # None: its join was never heard
             if kept is not None:
-                self._set_record(member, replace(kept, pending_revocation=frozenset()))
+                self._set_record(member, kept._replace(pending_revocation=frozenset()))
         # its last heartbeat: one interval before the next it would have sent
         last = self._next_regular(client, start) - self.timers.heartbeat_interval
         self._expire_at(member, last + self.timers.session_timeout)
@@ -415,13 +428,17 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
             bound = 10_000 + 200 * (len(self.queues) + len(self.clients))
         events = 0
         converged = True
-        while not self._settled():
+        # the members not settled; an event changes its own member's state only, except a
+        # new target, which every member's record is measured against
+        unsettled = {m for m in self.clients.keys() | self.records if not self._member_settled(m)}
+        while unsettled or not self._group_settled():
             if events >= bound or not self._events:
                 converged = False
                 break
             time, priority, _, member, token = heapq.heappop(self._events)
             events += 1
             self.now = time
+            target_epoch = self.target_epoch
             if priority == _EXPIRE:
                 if self._expiring.get(member) == time:
                     del self._expiring[member]
@@ -432,6 +449,12 @@ class ConsumerSession(KafkaGroupSession[ConsumerTimers]):
                 self._reconcile(member, time)
             elif token == self.clients[member].token or token == 0:
                 self._heartbeat(member, time)
+            touched = [member] if self.target_epoch == target_epoch else self.records.keys()
+            for other in touched:
+                if self._member_settled(other):
+                    unsettled.discard(other)
+                else:
+                    unsettled.add(other)
         self._quiet = converged
         return self._scored(
             self.now,

@@ -16,12 +16,14 @@ Read from apache/kafka at commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (trunk
   client, sets the heartbeat interval and the session timeout.
 
 Each dataclass checks what the protocol needs of them (a heartbeat within the session timeout,
-a member that is late by less than the rebalance timeout) and gives them in seconds.
+a member that is late by less than the rebalance timeout) and gives them in seconds (computed
+once: the sessions read them at every heartbeat).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cached_property
 
 SESSION_TIMEOUT_MS = 45_000
 """ConsumerConfig `session.timeout.ms` (classic protocol)."""
@@ -73,23 +75,23 @@ class ClassicTimers:
                 f"session_timeout_ms ({self.session_timeout_ms})"
             )
 
-    @property
+    @cached_property
     def session_timeout(self) -> float:
         return self.session_timeout_ms / 1000
 
-    @property
+    @cached_property
     def heartbeat_interval(self) -> float:
         return self.heartbeat_interval_ms / 1000
 
-    @property
+    @cached_property
     def rebalance_timeout(self) -> float:
         return self.max_poll_interval_ms / 1000
 
-    @property
+    @cached_property
     def initial_rebalance_delay(self) -> float:
         return self.group_initial_rebalance_delay_ms / 1000
 
-    @property
+    @cached_property
     def metadata_max_age(self) -> float:
         return self.metadata_max_age_ms / 1000
 
@@ -112,14 +114,14 @@ class ConsumerTimers:
                 f"group_consumer_session_timeout_ms ({self.group_consumer_session_timeout_ms})"
             )
 
-    @property
+    @cached_property
     def session_timeout(self) -> float:
         return self.group_consumer_session_timeout_ms / 1000
 
-    @property
+    @cached_property
     def heartbeat_interval(self) -> float:
         return self.group_consumer_heartbeat_interval_ms / 1000
 
-    @property
+    @cached_property
     def rebalance_timeout(self) -> float:
         return self.max_poll_interval_ms / 1000

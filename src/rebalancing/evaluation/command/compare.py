@@ -20,7 +20,7 @@ import sys
 import textwrap
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +42,8 @@ from rebalancing.evaluation.decision.reasons import drawn_until_decided
 from rebalancing.evaluation.decision.stopping import draw_until_settled, looks, unsettled
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict
-from rebalancing.evaluation.report.outputs import write_outputs
+from rebalancing.evaluation.report.figure_files import DrawingProcess
+from rebalancing.evaluation.report.outputs import get_ready_to_draw, write_outputs
 from rebalancing.evaluation.report.tables import markdown_table
 from rebalancing.evaluation.report.verdict_text import render_text
 from rebalancing.evaluation.scenarios.changes import Scenario, generate_scenarios
@@ -207,9 +208,36 @@ def score_profile(profile: Profile, progress: bool = False, workers: int | None 
     return scoring.summary()
 
 
-def compare(profile: Profile, progress: bool = False, workers: int | None = None) -> Comparison:
+def compare(
+    profile: Profile,
+    progress: bool = False,
+    before_outputs: Callable[[Comparison], None] | None = None,
+    workers: int | None = None,
+) -> Comparison:
     """Score `profile` (its scenarios, or with `max_scenarios` until the verdict is settled),
-    decide on paired differences, and write the outputs into `profile.out` when it is set."""
+    decide on paired differences, and write the outputs into `profile.out` when it is set:
+    `before_outputs` is given the comparison first (the command prints the verdict then, so
+    that it is read while the figures are drawn). The figures are drawn by a DrawingProcess
+    forked now, which imports matplotlib while the scoring runs, and the processes it forks
+    then, one per core (drawing_processes)."""
+    drawing = None
+    if profile.out is not None:
+        drawing = DrawingProcess(get_ready_to_draw, drawing_processes())
+    try:
+        return _compared(profile, progress, before_outputs, drawing, workers)
+    finally:
+        if drawing is not None:
+            drawing.close()
+
+
+def _compared(
+    profile: Profile,
+    progress: bool,
+    before_outputs: Callable[[Comparison], None] | None,
+    drawing: DrawingProcess | None,
+    workers: int | None,
+) -> Comparison:
+    """compare, its figures drawn by `drawing`, its batches scored in `workers` processes."""
     started = time.perf_counter()
     shown = Progress() if progress else None
     scoring = ScenarioScoring(profile, shown, workers)
@@ -247,6 +275,9 @@ def compare(profile: Profile, progress: bool = False, workers: int | None = None
     seconds = time.perf_counter() - started
     if profile.out is None:
         return Comparison(summary, verdict, seconds, None, profile)
+    comparison = Comparison(summary, verdict, seconds, profile.out, profile)
+    if before_outputs is not None:
+        before_outputs(comparison)
     run_info = {
         **run_description(profile),
         "engine": (
@@ -256,8 +287,22 @@ def compare(profile: Profile, progress: bool = False, workers: int | None = None
         ),
         "wall_seconds": round(seconds, 3),
     }
-    write_outputs(profile.out, summary, run_info, verdict, profile.describe())
-    return Comparison(summary, verdict, seconds, profile.out, profile)
+    write_outputs(
+        profile.out,
+        summary,
+        run_info,
+        verdict,
+        profile.describe(),
+        processes=drawing_processes(),
+        drawing=drawing,
+    )
+    return comparison
+
+
+def drawing_processes() -> int:
+    """How many processes draw a comparison's figures: one per core this process may run on,
+    at most 4 (a report has about a dozen figures)."""
+    return min(4, usable_cores())
 
 
 def compare_parser(prog: str) -> argparse.ArgumentParser:
@@ -310,11 +355,18 @@ def for_your_system() -> str:
 
 
 def print_comparison(profile: Profile, table: bool) -> None:
-    """Compare in this process and print the verdict (the full table first with `table`)."""
-    comparison = compare(profile, progress=True)
-    if table:
-        print(markdown_table(comparison.summary) + "\n")
-    print(closing_lines(comparison.verdict, comparison.profile or profile, comparison.seconds))
+    """Compare in this process and print the verdict (the full table first with `table`)
+    before the outputs are written."""
+
+    def show(comparison: Comparison) -> None:
+        if table:
+            print(markdown_table(comparison.summary) + "\n")
+        print(closing_lines(comparison.verdict, comparison.profile or profile, comparison.seconds))
+        sys.stdout.flush()  # read while the figures are drawn
+
+    comparison = compare(profile, progress=True, before_outputs=show)
+    if comparison.out is None:
+        show(comparison)
 
 
 def main(

@@ -6,18 +6,23 @@ PNG figures and report.html, the one page that opens with the answer.
 from __future__ import annotations
 
 import csv
+import importlib
+import io
 import json
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rebalancing.evaluation.decision.verdict import Verdict
 from rebalancing.evaluation.report.page import FigureFile, write_report_page
-from rebalancing.evaluation.report.plots import BANDS, deciding_score, save_all, save_figures
 from rebalancing.evaluation.report.tables import glossary_lines, markdown_table, shown_columns
 from rebalancing.evaluation.report.verdict_text import render_markdown, table
 from rebalancing.evaluation.scoring.aggregates import METRICS, STATISTICS, Summary
 from rebalancing.evaluation.scoring.definitions import SCORES
+
+if TYPE_CHECKING:
+    from rebalancing.evaluation.report.figure_files import Drawing, DrawingProcess
 
 
 def wide_rows(summary: Summary) -> list[dict[str, Any]]:
@@ -36,26 +41,64 @@ def wide_rows(summary: Summary) -> list[dict[str, Any]]:
     ]
 
 
-def deciding_figures(summary: Summary, verdict: Verdict, out: Path) -> list[FigureFile]:
-    """One figure per deciding score of the verdict's system (convergence, a yes or no per
-    rebalance, is in the table instead), the candidates in the verdict's order."""
-    order = [row[0] for row in table(verdict)[1]]
-    drawn = []
-    for metric in verdict.system.criteria:
+def deciding_drawings(
+    summary: Summary, order: Sequence[str], criteria: Sequence[str]
+) -> list[Drawing]:
+    """One figure per deciding score (`criteria`, a verdict's system's; convergence, a yes or
+    no per rebalance, is in the table instead), the candidates in `order` (the verdict's),
+    still to draw (figure_files.save_drawings)."""
+    from rebalancing.evaluation.report.plots import BANDS, deciding_score
+
+    drawings: list[Drawing] = []
+    for metric in criteria:
         if metric == "converged":
             continue
         score = SCORES[metric]
         better = "It must be 0." if score.better == "zero" else f"{score.better.title()} is better."
-        drawn.append(
+        drawings.append(
             (
                 f"deciding_{metric}.png",
-                deciding_score(summary, metric, order),
+                partial(deciding_score, summary, metric, order),
                 f"Deciding score: {score.label} per rebalance",
                 f"{better} {score.definition[0].upper()}{score.definition[1:]}. Over every "
                 f"rebalance of every scenario, one line per candidate. {BANDS}",
             )
         )
-    return save_figures(drawn, out)
+    return drawings
+
+
+def report_drawings(
+    summary: Summary, order: Sequence[str], criteria: Sequence[str]
+) -> list[Drawing]:
+    """A report's figures, still to draw: the deciding scores' (deciding_drawings), then the
+    usual ones (plots.HARNESS_FIGURES). Plain values in, so a DrawingProcess can be sent them."""
+    from rebalancing.evaluation.report.plots import harness_drawings
+
+    plain = {group: dict(metrics) for group, metrics in summary.items()}
+    return deciding_drawings(summary, order, criteria) + harness_drawings(plain)
+
+
+def get_ready_to_draw() -> None:
+    """Import the figures' module (matplotlib) and draw a small figure to memory: a process's
+    first figure loads the fonts, the renderer and the PNG writer (DrawingProcess)."""
+    importlib.import_module("rebalancing.evaluation.report.plots")
+    from matplotlib.figure import Figure
+
+    from rebalancing.evaluation.report.figure_files import DPI
+
+    figure = Figure(figsize=(2.0, 1.0), dpi=DPI)
+    figure.subplots().set_title("ready")
+    figure.tight_layout()
+    figure.savefig(io.BytesIO(), format="png", dpi=DPI)
+
+
+def deciding_figures(summary: Summary, verdict: Verdict, out: Path) -> list[FigureFile]:
+    """Draw the verdict's deciding_drawings into `out`; return the files with their titles and
+    readings."""
+    from rebalancing.evaluation.report.figure_files import save_drawings
+
+    order = [row[0] for row in table(verdict)[1]]
+    return save_drawings(deciding_drawings(summary, order, verdict.system.criteria), out)
 
 
 def write_outputs(
@@ -66,10 +109,14 @@ def write_outputs(
     described: str,
     csv_rows: Sequence[Mapping[str, Any]] | None = None,
     extra_figures: Sequence[FigureFile] = (),
+    processes: int = 1,
+    drawing: DrawingProcess | None = None,
 ) -> None:
     """Write summary.md, summary.csv (`csv_rows`, or the summary's wide rows), run.json, the
-    figures (the deciding scores', the usual ones, then `extra_figures`) and report.html into
-    `out`: `verdict` is the decision on `summary`, `described` the profile in a sentence."""
+    figures (the deciding scores', the usual ones, then `extra_figures`; drawn by `drawing`,
+    or here by `processes` processes: figure_files) and report.html into `out`: `verdict` is
+    the decision on `summary`, `described` the profile in a sentence. matplotlib is imported
+    where the figures are drawn, not with this module: a command prints its verdict first."""
     plain = {group: dict(metrics) for group, metrics in summary.items()}
     columns = shown_columns(summary)
     (out / "summary.md").write_text(
@@ -102,5 +149,11 @@ def write_outputs(
         },
     }
     (out / "run.json").write_text(json.dumps(info, indent=2, default=str) + "\n", "utf-8")
-    figures = deciding_figures(summary, verdict, out) + save_all(plain, out) + list(extra_figures)
+    job = (summary, [row[0] for row in table(verdict)[1]], list(verdict.system.criteria))
+    figures = drawing.save(report_drawings, job, out) if drawing is not None else None
+    if figures is None:
+        from rebalancing.evaluation.report.figure_files import save_drawings
+
+        figures = save_drawings(report_drawings(*job), out, processes)
+    figures += extra_figures
     write_report_page(out, info, summary, figures, answer=(verdict, described))

@@ -1,31 +1,53 @@
 """Plots of a summary (the structure of rebalancing.evaluation.scoring.aggregates), for the
-harness's
-PNGs and the notebooks.
+report's PNGs and the notebooks.
 
 Most functions take the summary (strategy, change kind) -> metric -> Aggregate, draw on a new
-matplotlib figure and return it (a notebook shows it inline); `save_all` writes the harness's
+matplotlib figure and return it (a notebook shows it inline); `save_all` writes the report's
 PNG files (HARNESS_FIGURES, each with the title and reading report.html shows beside it). The
 two size profiles (protocol cost against group size, rebalance time against queue count) are
 drawn from size lines: from the rows, which the pure-Python path keeps, or from the size
-profiles the harness computes in Spark (profiles.parquet; `save_size_profiles`).
-matplotlib picks its headless backend by itself where there is no display; it is
-imported here only (the `spark` and `notebooks` extras install it).
+profiles the harness computes in Spark (profiles.parquet; `save_size_profiles`). A figure is
+drawn on its own Agg canvas, not through pyplot; matplotlib is imported here only (the
+`spark` and `notebooks` extras install it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
+from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import FuncFormatter
 
+from rebalancing.evaluation.report.figure_files import DPI, Drawing, save_drawings
+from rebalancing.evaluation.report.figure_files import save_figures as save_figures
 from rebalancing.evaluation.report.page import FigureFile
 from rebalancing.evaluation.scoring.aggregates import ALL_CHANGES, Aggregate, Summary
 from rebalancing.evaluation.scoring.definitions import SCORES
 from rebalancing.evaluation.scoring.replay import ScoreRow
+
+
+def _figure(width: float, height: float, columns: int = 1) -> tuple[Figure, Any]:
+    """A new figure of `width` x `height` inches at DPI with `columns` axes side by side, on
+    its own Agg canvas: not pyplot's (nothing to close, no global state), and at the saving
+    resolution, so that laying it out and saving it measure the text with one renderer."""
+    figure = Figure(figsize=(width, height), dpi=DPI)
+    FigureCanvasAgg(figure)
+    return figure, figure.subplots(1, columns)
+
+
+def _laid_out(figure: Figure) -> Figure:
+    """`figure` with its axes fitted to their labels once (tight_layout), the layout then
+    fixed: a figure that keeps a layout engine is drawn twice when saved, once to lay it out
+    again."""
+    figure.tight_layout()
+    figure.set_layout_engine(None)
+    return figure
 
 
 def _strategies(summary: Summary) -> list[str]:
@@ -33,7 +55,7 @@ def _strategies(summary: Summary) -> list[str]:
 
 
 def _colours(strategies: list[str]) -> dict[str, Any]:
-    palette = plt.get_cmap("tab10" if len(strategies) <= 10 else "tab20")
+    palette = colormaps["tab10" if len(strategies) <= 10 else "tab20"]
     return {strategy: palette(index % palette.N) for index, strategy in enumerate(strategies)}
 
 
@@ -53,18 +75,18 @@ def quantile_bands(
     measured = {change for (_, change), metrics in summary.items() if metrics[metric].count}
     changes = [*sorted(measured - {ALL_CHANGES}), ALL_CHANGES]
     colours = _colours(strategies)
-    figure, axes = plt.subplots(figsize=(max(9.0, 1.2 * len(changes)), 5.0))
+    figure, axes = _figure(max(9.0, 1.2 * len(changes)), 5.0)
     width = 0.8 / max(len(strategies), 1)
+    places, aggregates, painted = [], [], []
     for offset, strategy in enumerate(strategies):
         for index, change in enumerate(changes):
             metrics = summary.get((strategy, change))
             aggregate = metrics[metric] if metrics else None
-            if aggregate is None or not aggregate.count:
-                continue
-            x = index - 0.4 + (offset + 0.5) * width
-            _distribution_mark(axes, x, width * 0.9, aggregate, colours[strategy])
-    for strategy in strategies:
-        axes.bar(0, 0, 0, color=colours[strategy], label=strategy)  # legend entries only
+            if aggregate is not None and aggregate.count:
+                places.append(index - 0.4 + (offset + 0.5) * width)
+                aggregates.append(aggregate)
+                painted.append(colours[strategy])
+    _distribution_marks(axes, places, aggregates, painted, width * 0.9)
     axes.set_xticks(range(len(changes)), changes, rotation=25, ha="right")
     axes.set_xlim(-0.5, len(changes) - 0.5)
     if bounds is not None:
@@ -72,26 +94,74 @@ def quantile_bands(
         axes.set_ylim(bounds[0] - margin, bounds[1] + margin)
     axes.set_ylabel(label)
     axes.set_title(title)
-    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside, not over
-    figure.tight_layout()
-    return figure
-
-
-def _distribution_mark(
-    axes: Any, x: float, width: float, aggregate: Aggregate, colour: Any
-) -> None:
-    """One distribution at `x`: band p5-p95 (at least a hairline, so a constant one shows),
-    whisker min-max with ticks at p1 and p99, median line, mean dot."""
-    low, high = aggregate.p5 or 0.0, aggregate.p95 or 0.0
-    span = max(high - low, 0.0)
-    axes.bar(x, span, width, bottom=low, color=colour, edgecolor=colour, linewidth=1.5)
-    axes.plot([x, x], [aggregate.min or 0.0, aggregate.max or 0.0], color=colour, linewidth=1)
-    for tail in (aggregate.p1, aggregate.p99):
-        axes.plot(x, tail or 0.0, marker="_", color=colour, markersize=7)
-    axes.plot(
-        [x - width / 2, x + width / 2], [aggregate.p50 or 0.0] * 2, color="white", linewidth=1.2
+    axes.legend(
+        handles=[Patch(color=colours[strategy], label=strategy) for strategy in strategies],
+        fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),  # beside, not over
     )
-    axes.plot(x, aggregate.mean or 0.0, marker="o", color="black", markersize=2.5)
+    return _laid_out(figure)
+
+
+def _distribution_marks(
+    axes: Any,
+    places: Sequence[float],
+    aggregates: Sequence[Aggregate],
+    colours: Sequence[Any],
+    width: float,
+    across: bool = False,
+    scale: float = 1.0,
+) -> None:
+    """The distribution of each of `aggregates` (its values times `scale`) at its place on
+    the x axis (on the y axis `across`, the values then along x), in its colour: a band from
+    p5 to p95 (at least a hairline, so a constant one shows) `width` wide, a whisker from min
+    to max with ticks at p1 and p99, a white median line and a black mean dot. One artist per
+    kind of mark, not one per mark: a figure draws in a fraction of the time."""
+
+    def at(statistic: str) -> list[float]:
+        return [scale * (getattr(aggregate, statistic) or 0.0) for aggregate in aggregates]
+
+    if not aggregates:
+        return
+    half = width / 2
+    lows, highs = at("p5"), at("p95")
+    _bands(
+        axes,
+        [
+            (place - half, low, width, max(high - low, 0.0))
+            for place, low, high in zip(places, lows, highs, strict=True)
+        ],
+        colours,
+        across,
+    )
+    along, crosswise = (axes.hlines, axes.vlines) if across else (axes.vlines, axes.hlines)
+    along(places, at("min"), at("max"), colors=colours, linewidth=1, zorder=2)  # over bands
+    for tail in ("p1", "p99"):
+        values = (at(tail), places) if across else (places, at(tail))
+        tick = ("|", 100) if across else ("_", 49)  # marker, area: 10 or 7 points long
+        axes.scatter(*values, c=colours, marker=tick[0], s=tick[1], linewidths=1.0, zorder=2)
+    starts, ends = [place - half for place in places], [place + half for place in places]
+    crosswise(at("p50"), starts, ends, color="white", linewidth=1.5 if across else 1.2, zorder=2)
+    means = (at("mean"), places) if across else (places, at("mean"))
+    dot = 3.5 if across else 2.5
+    axes.plot(*means, marker="o", linestyle="none", color="black", markersize=dot)
+
+
+def _bands(
+    axes: Any,
+    corners: Sequence[tuple[float, float, float, float]],
+    colours: Sequence[Any],
+    across: bool = False,
+) -> None:
+    """Rectangles (place, low, width, span: x, y, width, height; `across`, y, x, height,
+    width) in `colours`, as bar() draws them (the value axis reaching exactly to their low
+    side) but at their exact values: bar() given several rectangles measures each height from
+    the first one's bottom, so a top can land a rounding error past the value it shows."""
+    for (place, low, width, span), colour in zip(corners, colours, strict=True):
+        corner, size = ((low, place), (span, width)) if across else ((place, low), (width, span))
+        band = Rectangle(corner, *size, facecolor=colour, edgecolor=colour, linewidth=1.5)
+        (band.sticky_edges.x if across else band.sticky_edges.y).append(low)
+        axes.add_patch(band)
 
 
 BANDS = (
@@ -138,48 +208,29 @@ def deciding_score(summary: Summary, metric: str, strategies: Sequence[str]) -> 
         return None
     score = SCORES[metric]
     colours = _colours(sorted(shown))
-    figure, axes = plt.subplots(figsize=(8.0, 0.9 + 0.45 * len(shown)))
-    for index, name in enumerate(shown):
-        aggregate = summary[(name, ALL_CHANGES)][metric]
-        _distribution_mark_horizontal(axes, index, aggregate, colours[name], score.percent)
+    figure, axes = _figure(8.0, 0.9 + 0.45 * len(shown))
+    _distribution_marks(
+        axes,
+        range(len(shown)),
+        [summary[(name, ALL_CHANGES)][metric] for name in shown],
+        [colours[name] for name in shown],
+        0.5,
+        across=True,
+        scale=100.0 if score.percent else 1.0,
+    )
     axes.set_yticks(range(len(shown)), shown)
     axes.invert_yaxis()
     unit = "%" if score.percent else score.unit
     axes.set_xlabel(f"{score.label} per rebalance ({unit}; {score.better} is better)")
     if score.percent:
         axes.set_xlim(-2, 102)
-    figure.tight_layout()
-    return figure
-
-
-def _distribution_mark_horizontal(
-    axes: Any, y: float, aggregate: Aggregate, colour: Any, percent: bool
-) -> None:
-    scale = 100.0 if percent else 1.0
-
-    def at(value: float | None) -> float:
-        return scale * (value or 0.0)
-
-    axes.plot([at(aggregate.min), at(aggregate.max)], [y, y], color=colour, linewidth=1)
-    axes.barh(
-        y,
-        max(at(aggregate.p95) - at(aggregate.p5), 0.0),
-        0.5,
-        left=at(aggregate.p5),
-        color=colour,
-        edgecolor=colour,
-        linewidth=1.5,
-    )
-    for tail in (aggregate.p1, aggregate.p99):
-        axes.plot(at(tail), y, marker="|", color=colour, markersize=10)
-    axes.plot([at(aggregate.p50)] * 2, [y - 0.25, y + 0.25], color="white", linewidth=1.5)
-    axes.plot(at(aggregate.mean), y, marker="o", color="black", markersize=3.5)
+    return _laid_out(figure)
 
 
 def stickiness_gap(summary: Summary) -> Figure:
     """Mean and maximum gap to the best achievable stickiness, per strategy and change kind
     (0 means the strategy kept every pair that balance allowed)."""
-    figure, axes = plt.subplots(figsize=(9, 4.5))
+    figure, axes = _figure(9, 4.5)
     strategies = _strategies(summary)
     measured = {
         change for (_, change), metrics in summary.items() if metrics["stickiness_gap"].count
@@ -207,15 +258,14 @@ def stickiness_gap(summary: Summary) -> Figure:
     axes.set_ylabel("stickiness gap (bar: mean, whisker: max)")
     axes.set_title("Gap to the best achievable stickiness")
     axes.legend()
-    figure.tight_layout()
-    return figure
+    return _laid_out(figure)
 
 
 def _quantile_bars(summary: Summary, metric: str, strategies: list[str], title: str) -> Figure:
     """p50, p95, p99 and max of `metric` per strategy as markers joined by a line, on a
     symmetric log axis (linear below 1): a value of 0 stays on the chart, where a bar on a log
     axis would vanish."""
-    figure, axes = plt.subplots(figsize=(8, 4.5))
+    figure, axes = _figure(8, 4.5)
     statistics = ("p50", "p95", "p99", "max")
     markers = ("o", "s", "^", "v")
     for index, strategy in enumerate(strategies):
@@ -234,6 +284,7 @@ def _quantile_bars(summary: Summary, metric: str, strategies: list[str], title: 
             )
     axes.set_xticks(range(len(strategies)), strategies, rotation=20, ha="right")
     axes.set_yscale("symlog", linthresh=1.0)
+    axes.yaxis.set_major_formatter(FuncFormatter(_plain_number))  # 1, 10, 100: no mathtext
     highest = max(
         (summary[(strategy, ALL_CHANGES)][metric].max or 0.0 for strategy in strategies),
         default=1.0,
@@ -241,8 +292,13 @@ def _quantile_bars(summary: Summary, metric: str, strategies: list[str], title: 
     axes.set_ylim(0, max(highest, 1.0) * 2.5)  # room above the highest marker
     axes.set_title(title)
     axes.legend()
-    figure.tight_layout()
-    return figure
+    return _laid_out(figure)
+
+
+def _plain_number(value: float, _position: int | None = None) -> str:
+    """A tick label in plain digits (1,000, not 10³): typesetting the powers of ten of a log
+    axis as mathematics takes longer than drawing the rest of the figure."""
+    return f"{value:,.0f}" if abs(value) >= 1 or value == 0 else f"{value:g}"
 
 
 def assign_time(summary: Summary) -> Figure:
@@ -314,7 +370,7 @@ def profile_lines(profiles: Iterable[Mapping[str, Any]], facet: str, metric: str
 
 
 def _size_plot(lines: SizeLines, xlabel: str, ylabel: str, title: str) -> Figure:
-    figure, axes = plt.subplots(figsize=(8, 5.0))
+    figure, axes = _figure(8, 5.0)
     colours = _colours(sorted(lines))
     for strategy, points in lines.items():
         sizes, values = zip(*points, strict=True)
@@ -325,8 +381,7 @@ def _size_plot(lines: SizeLines, xlabel: str, ylabel: str, title: str) -> Figure
     axes.set_ylabel(ylabel)
     axes.set_title(title)
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    return figure
+    return _laid_out(figure)
 
 
 def releases_by_group_size_lines(lines: SizeLines) -> Figure | None:
@@ -389,7 +444,7 @@ def client_views(summary: Summary) -> Figure | None:
         return None
     changes = sorted({change for (strategy, change) in summary if strategy in client})
     colours = _colours(client)
-    figure, axes_pair = plt.subplots(1, 2, figsize=(max(10.0, 1.4 * len(changes)), 4.8))
+    figure, axes_pair = _figure(max(10.0, 1.4 * len(changes)), 4.8, 2)
     width = 0.8 / len(client)
     for axes, metric, title in zip(
         axes_pair,
@@ -412,8 +467,7 @@ def client_views(summary: Summary) -> Figure | None:
         fontsize=8,
     )
     figure.suptitle("Client-side rebalancing against broker-side (broker-side: always 0)")
-    figure.tight_layout()
-    return figure
+    return _laid_out(figure)
 
 
 FigureDrawing = Callable[[Summary], Figure | None]
@@ -492,28 +546,18 @@ HARNESS_FIGURES: tuple[tuple[str, FigureDrawing, str, str], ...] = (
 report.html); a drawing that returns None (no protocol strategy was scored) writes no file."""
 
 
-def save_all(summary: Summary, out: Path) -> list[FigureFile]:
-    """Write the HARNESS_FIGURES that have something to show into `out` as PNG files; return
-    each file with its title and reading, in that order, for the report page."""
-    drawn = [
-        (name, drawing(summary), title, reading)
+def harness_drawings(summary: Summary) -> list[Drawing]:
+    """The HARNESS_FIGURES of `summary` as drawings for save_drawings, not drawn yet."""
+    return [
+        (name, partial(drawing, summary), title, reading)
         for name, drawing, title, reading in HARNESS_FIGURES
     ]
-    return save_figures(drawn, out)
 
 
-def save_figures(
-    drawn: Iterable[tuple[str, Figure | None, str, str]], out: Path
-) -> list[FigureFile]:
-    """Save each (file name, figure, title, reading) whose figure is not None into `out`."""
-    written = []
-    for name, figure, title, reading in drawn:
-        if figure is None:
-            continue
-        figure.savefig(out / name, dpi=110)
-        plt.close(figure)
-        written.append(FigureFile(out / name, title, reading))
-    return written
+def save_all(summary: Summary, out: Path, processes: int = 1) -> list[FigureFile]:
+    """Write the HARNESS_FIGURES that have something to show into `out` as PNG files (drawn
+    by `processes`); return each file with its title and reading, in that order."""
+    return save_drawings(harness_drawings(summary), out, processes)
 
 
 SIZE_PROFILE_FIGURES: tuple[
