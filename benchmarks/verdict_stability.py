@@ -78,14 +78,15 @@ PROFILES: dict[str, str] = {
     "rabbitmq-sac-flapping": (
         "--system rabbitmq-sac --queues 64 --consumers 4:16 --mix flapping=2,join=1,leave=1"
     ),
-    "pulsar-failover": (
-        "--system pulsar-failover --queues 64 --consumers 4:12 --mix join=1,leave=1,crash=1"
+    "kafka-pairs-rolling": (
+        "--system kafka --queues 64 --consumers 4:12 --mix rolling_restart=3,crash=1"
     ),
     "event-hubs-small": (
         "--system azure-event-hubs --queues 32 --consumers 2:8 --mix join=1,crash=1,leave=1"
     ),
-    "kcl-shards": (
-        "--system aws-kcl --queues 64 --consumers 4:12 --mix join=2,crash=1,rolling_restart=1"
+    "kafka-pairs-static-autoscaling": (
+        "--system kafka --queues 256 --consumers 8:32 --static-membership "
+        "--mix rolling_restart=2,autoscaling=1,crash=1"
     ),
     "any-small-rolling": (
         "--system any --queues 64 --consumers 4:12 --mix rolling_restart=3,crash=1"
@@ -95,7 +96,9 @@ PROFILES: dict[str, str] = {
         "--mix zone_outage=1,zone_recovery=1,load_shift=2,rolling_restart=1,crash=1"
     ),
 }
-"""Each profile: a name and its `rebalancing compare` options (no --scenarios, no --seed)."""
+"""Each profile: a name and its `rebalancing compare` options (no --scenarios, no --seed). Every
+profile has two candidates or more (pulsar-failover and aws-kcl have one each: their verdicts
+agree by construction, so they are not here)."""
 
 
 @dataclass(frozen=True)
@@ -144,8 +147,20 @@ class Runs:
             json.loads(path.read_text()) if path.exists() else {}
         )
 
+    def has_all(self, name: str, quick: str, large: int) -> bool:
+        """Whether profile `name`'s three runs (run_profile) are kept."""
+        options = PROFILES[name]
+        return all(
+            self.key(options, scenarios, seed) in self.kept
+            for scenarios, seed in ((quick, 1), (quick, 2), (str(large), 3))
+        )
+
+    @staticmethod
+    def key(options: str, scenarios: str, seed: int) -> str:
+        return f"{options} --scenarios {scenarios} --seed {seed}"
+
     def decide(self, options: str, scenarios: str, seed: int) -> Decision:
-        key = f"{options} --scenarios {scenarios} --seed {seed}"
+        key = self.key(options, scenarios, seed)
         if key not in self.kept:
             self.kept[key] = asdict(decide(options, scenarios, seed))
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -204,6 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the JSON file that keeps each run (read back, not run again)",
     )
     parser.add_argument("--profiles", default=",".join(PROFILES))
+    parser.add_argument(
+        "--kept-only",
+        action="store_true",
+        help="run nothing: the table of the profiles whose three runs are kept, the rest named",
+    )
     given = parser.parse_args(argv)
     names = [name for name in given.profiles.split(",") if name]
     unknown = [name for name in names if name not in PROFILES]
@@ -216,9 +236,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"# PYTHONPATH=src python benchmarks/verdict_stability.py {shlex.join(sys.argv[1:])}\n"
     )
     runs = Runs(given.runs)
+    if given.kept_only:
+        missing = [name for name in names if not runs.has_all(name, given.quick, given.large)]
+        names = [name for name in names if name not in missing]
+        if missing:
+            print(f"Not yet run (the table leaves them out): {', '.join(missing)}.\n")
+        if not names:
+            return 1
     results = [run_profile(runs, name, given.quick, given.large) for name in names]
-    print("| profile | seed 1 | seed 2 | large run | agree with large | seeds agree | worse |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| profile | candidates | seed 1 | seed 2 | large run | agree with large | seeds agree "
+        "| worse |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     agreeing = worse = seeds_agreeing = 0
     for name, first, second, large in results:
         quick_agree = agrees(first, large) + agrees(second, large)
@@ -228,7 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         seeds = agrees(first, second)
         seeds_agreeing += seeds
         print(
-            f"| {name} | {shown(first)} | {shown(second)} | {shown(large)} | {quick_agree}/2 "
+            f"| {name} | {len(large.means)} | {shown(first)} | {shown(second)} | {shown(large)} "
+            f"| {quick_agree}/2 "
             f"| {'yes' if seeds else 'no'} | {picked_worse} |"
         )
     quick_runs = 2 * len(results)
