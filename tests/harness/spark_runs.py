@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from tests.conftest import JIT_OPTIONS
 from tools.local_cluster import LOOPBACK, spark_home, stop_process_tree
 
 REPOSITORY = Path(__file__).parents[2]
@@ -106,13 +107,16 @@ def driver_environment(executor_python: Path, user_directory: Path) -> dict[str,
 
 
 def spark_submit_command(master: str, out: Path, *job_arguments: str) -> list[str]:
-    """spark-submit of the unchanged entry file to `master`, UI off, few shuffle partitions."""
+    """spark-submit of the unchanged entry file to `master`, UI off, few shuffle partitions,
+    the executors' JVMs compiling as the tests' others do (tests/conftest.py's JIT_OPTIONS)."""
     return [
         str(spark_home() / "bin" / "spark-submit"),
         "--master",
         master,
         "--conf",
         "spark.ui.enabled=false",
+        "--conf",
+        f"spark.executor.extraJavaOptions={JIT_OPTIONS}",
         "--conf",
         "spark.sql.shuffle.partitions=4",
         str(ENTRY_FILE),
