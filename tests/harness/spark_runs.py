@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
 
+from rebalancing.harness import job
+from rebalancing.harness.options import HarnessOptions
 from tests.conftest import JIT_OPTIONS
 from tools.local_cluster import LOOPBACK, spark_home, stop_process_tree
 
@@ -174,3 +178,14 @@ def run_driver(
     driver = DriverRun.start(command, environment, logs)
     driver.finish(timeout)
     return driver
+
+
+def run_without_reports(options: HarnessOptions, spark: SparkSession) -> None:
+    """The harness's job (job.run) with everything the tests of its numbers read, in `out`:
+    aggregates.parquet, profiles.parquet, rows.parquet with --raw; without what run() writes
+    last from them (summary.md, run.json, the figures, report.html: 4 to 9 CPU-seconds of the
+    driver's, more than a small run's scoring), which test_a_run_writes_every_output, the
+    client views' test and the report page's test check."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(job, "write_reports", lambda *arguments, **keywords: None)
+        job.run(options, spark)

@@ -26,6 +26,7 @@ from rebalancing.harness.job import default_partitions, distributions, run, scor
 from rebalancing.harness.options import HarnessOptions, ParameterError, parse_options
 from rebalancing.harness.reports import to_summary
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES
+from tests.harness.spark_runs import run_without_reports
 
 DEFAULTS = {name: STRATEGIES[name] for name in DEFAULT_STRATEGIES}
 
@@ -137,7 +138,7 @@ def test_embedded_spark_says_nothing_before_the_verdict(harness_command: Command
 
 def test_aggregates_equal_the_pure_python_cores(spark: SparkSession, tmp_path: Path) -> None:
     options = parse_options(["--scenarios", "30", "--seed", "8", "--out", str(tmp_path), *SMALL])
-    run(options, spark)
+    run_without_reports(options, spark)
     from_spark = to_summary(_aggregates(tmp_path))
     rows = score_scenarios(generate_scenarios(8, range(30), options.settings), DEFAULTS)
     from_core = summarise(rows)
@@ -200,7 +201,7 @@ def test_the_leaderless_protocols_time_scores_reach_the_aggregates_as_the_core_c
             *SMALL,
         ]
     )
-    run(options, spark)
+    run_without_reports(options, spark)
     from_spark = to_summary(_aggregates(tmp_path))
     strategies = {name: STRATEGIES[name] for name in chosen}
     from_core = summarise(
@@ -226,7 +227,8 @@ def test_aggregates_do_not_depend_on_the_partitioning(spark: SparkSession, tmp_p
     results = []
     for partitions in ("1", "7"):
         out = tmp_path / partitions
-        run(parse_options([*arguments, "--partitions", partitions, "--out", str(out)]), spark)
+        options = parse_options([*arguments, "--partitions", partitions, "--out", str(out)])
+        run_without_reports(options, spark)
         results.append(
             [
                 {key: value for key, value in row.items() if not key.startswith(TIMINGS)}
@@ -247,7 +249,7 @@ def test_aggregates_are_computed_once_and_written_sorted(
     # Scoring and counting are one mapInArrow: the rows never reach Spark.
     assert "rangepartitioning" not in executed
     assert executed.count("mapinarrow") == 1
-    run(options, spark)
+    run_without_reports(options, spark)
     files = list((tmp_path / "aggregates.parquet").glob("*.parquet"))
     assert len(files) == 1
     keys = [(row["strategy"], row["change"]) for row in pq.read_table(files[0]).to_pylist()]
@@ -266,7 +268,7 @@ def test_raw_rows_give_the_same_aggregates_as_counting_in_the_scoring(
         out = tmp_path / ("raw" if raw else "counted")
         arguments = ["--scenarios", "24", "--seed", "6", "--partitions", "3", *SMALL, *raw]
         arguments += ["--strategies", "averagely,sticky,sac"]  # plain and protocol rows
-        run(parse_options([*arguments, "--out", str(out)]), spark)
+        run_without_reports(parse_options([*arguments, "--out", str(out)]), spark)
         profiles = pq.read_table(out / "profiles.parquet").to_pylist()
         outputs[bool(raw)] = (
             [
@@ -371,7 +373,7 @@ def test_size_profiles_are_the_distributions_of_each_size_bucket(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     options = parse_options(["--scenarios", "24", "--seed", "5", "--out", str(tmp_path), *SMALL])
-    run(options, spark)
+    run_without_reports(options, spark)
     profiles = pq.read_table(tmp_path / "profiles.parquet").to_pylist()
     rows = [
         row
