@@ -45,9 +45,9 @@ settings.load_profile(PROFILE)
 JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
 """The JVMs the tests start compile with HotSpot's quick compiler only, not also its optimising
 one, whose threads take most of the CPU of a short-lived JVM: a standalone cluster's master and
-two workers start in 13.5 CPU-seconds instead of 27, a killed-executor job takes 76 instead of
-123, the embedded Spark tests of tests/harness/test_harness.py 142 instead of 181. Spark runs
-the same plans either way; only how its JVM compiles them differs. SPARK_SUBMIT_OPTS reaches
+two workers start in 13.5 CPU-seconds instead of 27, and tests/harness/test_cluster.py and
+test_connect.py take 179 instead of 289 (CPU of every process they start, from a cgroup). Spark
+runs the same plans either way; only how its JVM compiles them differs. SPARK_SUBMIT_OPTS reaches
 every spark-submit (the embedded Spark's, the jobs', the Connect server's),
 SPARK_DAEMON_JAVA_OPTS the standalone master and workers, and spark_submit_command passes it to
 the executors; a caller's own values win."""
