@@ -42,6 +42,18 @@ settings.register_profile("thorough", settings.get_profile("default"), max_examp
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
 settings.load_profile(PROFILE)
 
+JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
+"""The JVMs the tests start compile with HotSpot's quick compiler only, not also its optimising
+one, whose threads take most of the CPU of a short-lived JVM: a standalone cluster's master and
+two workers start in 13.5 CPU-seconds instead of 27, and tests/harness/test_cluster.py and
+test_connect.py take 179 instead of 289 (CPU of every process they start, from a cgroup). Spark
+runs the same plans either way; only how its JVM compiles them differs. SPARK_SUBMIT_OPTS reaches
+every spark-submit (the embedded Spark's, the jobs', the Connect server's),
+SPARK_DAEMON_JAVA_OPTS the standalone master and workers, and spark_submit_command passes it to
+the executors; a caller's own values win."""
+for _variable in ("SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS"):
+    os.environ.setdefault(_variable, JIT_OPTIONS)
+
 SHARED_PROCESSES = {
     # the cluster and Connect tests also need an embedded Spark (their reference run): their
     # own group starts one on the other worker, so that the two Spark groups run side by side

@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
 
+from rebalancing.harness import job
+from rebalancing.harness.options import HarnessOptions
+from tests.conftest import JIT_OPTIONS
 from tools.local_cluster import LOOPBACK, spark_home, stop_process_tree
 
 REPOSITORY = Path(__file__).parents[2]
@@ -106,13 +111,16 @@ def driver_environment(executor_python: Path, user_directory: Path) -> dict[str,
 
 
 def spark_submit_command(master: str, out: Path, *job_arguments: str) -> list[str]:
-    """spark-submit of the unchanged entry file to `master`, UI off, few shuffle partitions."""
+    """spark-submit of the unchanged entry file to `master`, UI off, few shuffle partitions,
+    the executors' JVMs compiling as the tests' others do (tests/conftest.py's JIT_OPTIONS)."""
     return [
         str(spark_home() / "bin" / "spark-submit"),
         "--master",
         master,
         "--conf",
         "spark.ui.enabled=false",
+        "--conf",
+        f"spark.executor.extraJavaOptions={JIT_OPTIONS}",
         "--conf",
         "spark.sql.shuffle.partitions=4",
         str(ENTRY_FILE),
@@ -170,3 +178,14 @@ def run_driver(
     driver = DriverRun.start(command, environment, logs)
     driver.finish(timeout)
     return driver
+
+
+def run_without_reports(options: HarnessOptions, spark: SparkSession) -> None:
+    """The harness's job (job.run) with everything the tests of its numbers read, in `out`:
+    aggregates.parquet, profiles.parquet, rows.parquet with --raw; without what run() writes
+    last from them (summary.md, run.json, the figures, report.html: 4 to 9 CPU-seconds of the
+    driver's, more than a small run's scoring), which test_a_run_writes_every_output, the
+    client views' test and the report page's test check."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(job, "write_reports", lambda *arguments, **keywords: None)
+        job.run(options, spark)

@@ -7,7 +7,7 @@ import math
 import os
 import subprocess
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +16,17 @@ import pytest
 from pyspark import __version__ as pyspark_version
 from pyspark.sql import SparkSession
 
+from rebalancing.evaluation.command.compare import closing_lines
 from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 from rebalancing.evaluation.report.tables import markdown_table
 from rebalancing.evaluation.scenarios.changes import generate_scenarios
 from rebalancing.evaluation.scoring.aggregates import Aggregate, aggregate, summarise
 from rebalancing.evaluation.scoring.replay import score_scenarios
 from rebalancing.harness.job import default_partitions, distributions, run, score_counts
-from rebalancing.harness.options import ParameterError, parse_options
+from rebalancing.harness.options import HarnessOptions, ParameterError, parse_options
 from rebalancing.harness.reports import to_summary
 from rebalancing.strategies import DEFAULT_STRATEGIES, STRATEGIES
+from tests.harness.spark_runs import run_without_reports
 
 DEFAULTS = {name: STRATEGIES[name] for name in DEFAULT_STRATEGIES}
 
@@ -47,11 +49,38 @@ def _assert_close(actual: Aggregate, expected: Aggregate, context: object) -> No
             assert math.isclose(got, wanted, rel_tol=1e-9, abs_tol=1e-12), (context, statistic)
 
 
-def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
-    options = parse_options(
-        ["--scenarios", "20", "--seed", "3", "--raw", "--out", str(tmp_path), *SMALL]
+EVERY_OUTPUT_RUN = ["--scenarios", "20", "--seed", "3", "--raw", *SMALL]
+"""The run whose files, terminal and verdict the two tests of `harness_command` read."""
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """A run of `python -m rebalancing.harness`: its options (as parsed before it ran, its
+    output directory empty) and what it printed."""
+
+    options: HarnessOptions
+    completed: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def harness_command(tmp_path_factory: pytest.TempPathFactory) -> CommandRun:
+    """`python -m rebalancing.harness` run once, as `make run` runs it (its own embedded
+    Spark, started with the harness's log settings). One run serves the test of every output
+    and the test of its quiet terminal, which needs a JVM of its own (some 25 s of CPU)."""
+    arguments = [*EVERY_OUTPUT_RUN, "--out", str(tmp_path_factory.mktemp("harness-command"))]
+    options = parse_options(arguments)
+    completed = subprocess.run(
+        [sys.executable, "-m", "rebalancing.harness", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
-    verdict = run(options, spark)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    return CommandRun(options, completed)
+
+
+def test_a_run_writes_every_output(harness_command: CommandRun) -> None:
+    options, out = harness_command.options, harness_command.options.out
     for name in (
         "aggregates.parquet",
         "rows.parquet",
@@ -69,33 +98,47 @@ def test_a_run_writes_every_output(spark: SparkSession, tmp_path: Path) -> None:
         "releases_by_group_size.png",
         "assign_time_by_queue_count.png",
     ):
-        assert (tmp_path / name).exists(), name
-    assert (tmp_path / "releases.png").read_bytes().startswith(b"\x89PNG")
-    summary = (tmp_path / "summary.md").read_text()
-    assert markdown_table(to_summary(_aggregates(tmp_path))) in summary
+        assert (out / name).exists(), name
+    assert (out / "releases.png").read_bytes().startswith(b"\x89PNG")
+    summary = (out / "summary.md").read_text()
+    assert markdown_table(to_summary(_aggregates(out))) in summary
     assert summary.startswith("# Which strategy for this group?")
+    verdict = options.profile.verdict_on(to_summary(_aggregates(out)))
     assert verdict.recommended
     assert set(verdict.recommended) <= set(DEFAULT_STRATEGIES)
-    info = json.loads((tmp_path / "run.json").read_text())
+    # the terminal shows the verdict on the aggregates written, and where the files are
+    assert harness_command.completed.stdout.rstrip("\n") == closing_lines(verdict, options.profile)
+    info = json.loads((out / "run.json").read_text())
     assert info["scenarios"] == 20
     assert info["strategies"] == list(DEFAULT_STRATEGIES)
     assert info["versions"]["pyspark"] == pyspark_version
     assert info["scenarios_per_second"] > 0
     assert info["percentiles"].startswith("exact")
     assert info["views"] == "broker"
-    assert not (tmp_path / "client_views.png").exists()  # no view disagreed
-    raw = pq.read_table(tmp_path / "rows.parquet")
+    assert not (out / "client_views.png").exists()  # no view disagreed
+    raw = pq.read_table(out / "rows.parquet")
     expected_rows = list(
         score_scenarios(generate_scenarios(3, range(20), options.settings), DEFAULTS)
     )
     assert raw.num_rows == len(expected_rows)
-    csv_lines = (tmp_path / "summary.csv").read_text().splitlines()
-    assert len(csv_lines) == 1 + len(_aggregates(tmp_path))
+    csv_lines = (out / "summary.csv").read_text().splitlines()
+    assert len(csv_lines) == 1 + len(_aggregates(out))
+
+
+def test_embedded_spark_says_nothing_before_the_verdict(harness_command: CommandRun) -> None:
+    """The driver's JVM starts with the harness's log settings (job.LOG_SETTINGS): none of
+    Spark's start-up lines (Hadoop's NativeCodeLoader warning, the default log level) reach
+    the terminal, as `make run` shows it."""
+    completed = harness_command.completed
+    assert "NativeCodeLoader" not in completed.stderr
+    assert " WARN " not in completed.stderr  # a Spark log line: "26/11/28 14:50:01 WARN ..."
+    assert "Setting default log level" not in completed.stderr
+    assert completed.stdout.startswith("Which strategy for this group")
 
 
 def test_aggregates_equal_the_pure_python_cores(spark: SparkSession, tmp_path: Path) -> None:
     options = parse_options(["--scenarios", "30", "--seed", "8", "--out", str(tmp_path), *SMALL])
-    run(options, spark)
+    run_without_reports(options, spark)
     from_spark = to_summary(_aggregates(tmp_path))
     rows = score_scenarios(generate_scenarios(8, range(30), options.settings), DEFAULTS)
     from_core = summarise(rows)
@@ -158,7 +201,7 @@ def test_the_leaderless_protocols_time_scores_reach_the_aggregates_as_the_core_c
             *SMALL,
         ]
     )
-    run(options, spark)
+    run_without_reports(options, spark)
     from_spark = to_summary(_aggregates(tmp_path))
     strategies = {name: STRATEGIES[name] for name in chosen}
     from_core = summarise(
@@ -184,7 +227,8 @@ def test_aggregates_do_not_depend_on_the_partitioning(spark: SparkSession, tmp_p
     results = []
     for partitions in ("1", "7"):
         out = tmp_path / partitions
-        run(parse_options([*arguments, "--partitions", partitions, "--out", str(out)]), spark)
+        options = parse_options([*arguments, "--partitions", partitions, "--out", str(out)])
+        run_without_reports(options, spark)
         results.append(
             [
                 {key: value for key, value in row.items() if not key.startswith(TIMINGS)}
@@ -205,7 +249,7 @@ def test_aggregates_are_computed_once_and_written_sorted(
     # Scoring and counting are one mapInArrow: the rows never reach Spark.
     assert "rangepartitioning" not in executed
     assert executed.count("mapinarrow") == 1
-    run(options, spark)
+    run_without_reports(options, spark)
     files = list((tmp_path / "aggregates.parquet").glob("*.parquet"))
     assert len(files) == 1
     keys = [(row["strategy"], row["change"]) for row in pq.read_table(files[0]).to_pylist()]
@@ -224,7 +268,7 @@ def test_raw_rows_give_the_same_aggregates_as_counting_in_the_scoring(
         out = tmp_path / ("raw" if raw else "counted")
         arguments = ["--scenarios", "24", "--seed", "6", "--partitions", "3", *SMALL, *raw]
         arguments += ["--strategies", "averagely,sticky,sac"]  # plain and protocol rows
-        run(parse_options([*arguments, "--out", str(out)]), spark)
+        run_without_reports(parse_options([*arguments, "--out", str(out)]), spark)
         profiles = pq.read_table(out / "profiles.parquet").to_pylist()
         outputs[bool(raw)] = (
             [
@@ -325,29 +369,11 @@ def test_the_entry_file_runs_under_spark_submit(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "run.json").read_text())["master"] == "local[1]"
 
 
-def test_embedded_spark_says_nothing_before_the_verdict(tmp_path: Path) -> None:
-    """The driver's JVM starts with the harness's log settings (job.LOG_SETTINGS): none of
-    Spark's start-up lines (Hadoop's NativeCodeLoader warning, the default log level) reach
-    the terminal, as `make run` shows it."""
-    run_options = ["--scenarios", "3", "--strategies", "averagely", *SMALL]
-    completed = subprocess.run(
-        [sys.executable, "-m", "rebalancing.harness", *run_options, "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    assert "NativeCodeLoader" not in completed.stderr
-    assert " WARN " not in completed.stderr  # a Spark log line: "26/11/28 14:50:01 WARN ..."
-    assert "Setting default log level" not in completed.stderr
-    assert completed.stdout.startswith("Which strategy for this group")
-
-
 def test_size_profiles_are_the_distributions_of_each_size_bucket(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     options = parse_options(["--scenarios", "24", "--seed", "5", "--out", str(tmp_path), *SMALL])
-    run(options, spark)
+    run_without_reports(options, spark)
     profiles = pq.read_table(tmp_path / "profiles.parquet").to_pylist()
     rows = [
         row
