@@ -221,6 +221,30 @@ def test_compare_and_harness_without_the_spark_extra_name_what_to_install() -> N
     ],
 )
 def test_bad_parameters_exit_2_naming_the_parameter(
+    arguments: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both entry points, called as their commands call them (the commands' own processes:
+    test_a_bad_parameter_ends_the_process_with_2_and_one_line)."""
+    for command in (main, lambda given: rebalancing_main(["compare", *given])):
+        try:
+            code = command([*arguments, "--out", str(tmp_path / "out")])
+        except SystemExit as stop:  # argparse's own errors
+            code = stop.code
+        stderr = capsys.readouterr().err
+        assert code == 2, (command, stderr)
+        assert message in stderr
+        assert len(stderr.strip().splitlines()) == 1, stderr
+        assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--queues", "9:3"], "--queues: need 1 <= LOW <= HIGH"),
+        (["--system", "kafka-classic"], "argument --system: invalid choice: 'kafka-classic'"),
+    ],
+)
+def test_a_bad_parameter_ends_the_process_with_2_and_one_line(
     arguments: list[str], message: str, tmp_path: Path
 ) -> None:
     for command in (
