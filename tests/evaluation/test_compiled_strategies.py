@@ -314,9 +314,11 @@ def test_the_time_column_is_the_strategys_own_function_never_its_twin(
     timed = [row for row in rows if _timed_step(row)]
     assert 0 < len(timed) < len(rows)
     assert calls["own"] == len(timed)  # the twin made every other plan, checks included
-    assert all(row.assign_micros is not None and row.assign_micros >= 2000 for row in timed)
+    first, *others = timed  # the function's first call in this process is a warm-up, untimed
+    assert first.assign_micros is None
+    assert all(row.assign_micros is not None and row.assign_micros >= 2000 for row in others)
     assert all(row.assign_micros is None for row in rows if not _timed_step(row))
-    assert summarise(rows)[("slow", ALL_CHANGES)]["assign_micros"].count == len(timed)
+    assert summarise(rows)[("slow", ALL_CHANGES)]["assign_micros"].count == len(others)
 
 
 def _timed_step(row: ScoreRow) -> bool:

@@ -92,11 +92,14 @@ def test_the_compute_time_is_the_assign_calls_alone(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(runner_module, "time", Clock)
     scenario = Scenario(8, 1, SMALL)
     strategies = {"counted": Strategy("counted", counted, "a test")}
+    warming_up = True  # the function's first call in this process is not timed
     for protocol in (eager_session, cooperative_session, ConsumerSession):
         for row in score_scenario(
             scenario, strategies, stability_every=NO_STABILITY, protocol=protocol
         ):
-            assert row.assign_micros == len(calls)  # 1 µs per call, the session's own none
+            # 1 µs per call, the session's own none
+            assert row.assign_micros == (None if warming_up else len(calls))
+            warming_up = False
             calls.clear()
 
 
