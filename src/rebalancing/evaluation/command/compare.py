@@ -88,20 +88,36 @@ class ScenarioScoring:
         self.metrics = system.criteria
         self.rows: list[ScoreRow] = []
         self.scored = 0
+        self._pool: ProcessPoolExecutor | None = None  # forked at the first batch that needs it
         # strategy -> metric -> scenario -> [sum, count] of the defined values
         self.sums: dict[str, dict[str, dict[int, list[float]]]] = defaultdict(
             lambda: defaultdict(dict)
         )
+
+    def __enter__(self) -> ScenarioScoring:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the forked processes, if a batch forked them (the batches still queued are
+        cancelled: an interrupted comparison does not wait for them)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def score_to(self, count: int, label: str = "", then: str = "") -> None:
         """Score the scenarios from the last one scored up to `count` (exclusive); `label` and
         `then` describe the batch on the progress line (Progress.batch)."""
         if self.progress is not None:
             self.progress.batch(self.scored, count, label, then)
-        if self.workers > 1 and count - self.scored >= PARALLEL_FROM:
-            rows = self._scored_in_processes(range(self.scored, count))
+        indices = range(self.scored, count)
+        engine = batch_engine(len(indices))
+        if self.workers > 1 and len(indices) >= PARALLEL_FROM:
+            rows = self._scored_in_processes(indices, engine)
         else:
-            rows = self._scored_here(range(self.scored, count), self.progress)
+            rows = self._scored_here(indices, self.progress, engine)
         for row in rows:
             self.rows.append(row)
             of_strategy = self.sums[row.strategy]
@@ -117,9 +133,11 @@ class ScenarioScoring:
                     entry[1] += 1
         self.scored = max(self.scored, count)
 
-    def _scored_here(self, indices: range, progress: Progress | None) -> Iterator[ScoreRow]:
-        """The rows of scenarios `indices`, scored in this process, lazily, each scenario
-        counted on `progress`."""
+    def _scored_here(
+        self, indices: range, progress: Progress | None, engine: str | None
+    ) -> Iterator[ScoreRow]:
+        """The rows of scenarios `indices`, scored in this process by `engine`, lazily, each
+        scenario counted on `progress`."""
         scenarios: Iterator[Scenario] = generate_scenarios(
             self.profile.seed, indices, self.profile.settings
         )
@@ -130,30 +148,32 @@ class ScenarioScoring:
             self.strategies,
             self.profile.views,
             self.profile.view_settings,
+            engine=engine,
             protocol=self.protocol,
         )
 
-    def _scored_in_processes(self, indices: range) -> Iterator[ScoreRow]:
-        """The rows of scenarios `indices` in the order one process gives them, scored in
-        `workers` forked processes, chunk by chunk (a scenario is the same wherever it is
-        scored: its seed is its index's). The children inherit this scoring by fork, so a
-        strategy defined in a notebook or a user's module needs no pickling; only rows come
-        back."""
+    def _scored_in_processes(self, indices: range, engine: str | None) -> Iterator[ScoreRow]:
+        """The rows of scenarios `indices` in the order one process gives them, scored by
+        `engine` in `workers` forked processes, chunk by chunk (a scenario is the same wherever
+        it is scored: its seed is its index's). The processes are forked at the first such
+        batch and serve the later ones (what they loaded, numba's kernels among it, stays
+        loaded); they inherit this scoring by fork, so a strategy defined in a notebook or a
+        user's module needs no pickling; only rows come back."""
         chunk = max(1, min(CHUNK_MOST, len(indices) // (self.workers * 4)))
         chunks = [indices[start : start + chunk] for start in range(0, len(indices), chunk)]
-        global _FORKED_SCORING
-        _FORKED_SCORING = self
-        try:
-            with ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context("fork")
-            ) as pool:
-                for part, rows in zip(chunks, pool.map(_score_chunk, chunks), strict=True):
-                    yield from rows
-                    if self.progress is not None:
-                        for _ in part:
-                            self.progress.scenario_done()
-        finally:
-            _FORKED_SCORING = None
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_adopt,
+                initargs=(self,),  # inherited by the fork, never pickled
+            )
+        parts = self._pool.map(_score_chunk, chunks, [engine] * len(chunks))
+        for part, rows in zip(chunks, parts, strict=True):
+            yield from rows
+            if self.progress is not None:
+                for _ in part:
+                    self.progress.scenario_done()
         if self.progress is not None:
             self.progress.batch_done()
 
@@ -179,14 +199,34 @@ CHUNK_MOST = 64
 """The most scenarios a process scores before its rows come back (the progress line moves and
 the rows of a large batch do not all wait in a child)."""
 
+KERNEL_FROM = 100
+"""A batch of fewer scenarios is scored by the reference engine, a larger one by the compiled
+kernels (replay.ENGINES; the rows are the same: tests/evaluation/test_compiled_scores.py):
+loading numba and its cached kernels costs a process about 0.4 CPU-s, more than they save on a
+small batch (the tutorial's first look, 50 scenarios: about 1.1 CPU-s by the reference against
+1.5 with the kernels, `python benchmarks/verdict_speed.py`), and a first run then compiles
+nothing."""
+
 _FORKED_SCORING: ScenarioScoring | None = None
-"""The scoring whose batch forked children are scoring (read by _score_chunk in the child)."""
+"""In a forked child: the scoring that forked it (set by _adopt, read by _score_chunk)."""
 
 
-def _score_chunk(indices: range) -> list[ScoreRow]:
+def batch_engine(scenarios: int) -> str | None:
+    """The engine a batch of `scenarios` is scored by: the reference below KERNEL_FROM, else
+    the default (the kernels where numba is installed)."""
+    return "reference" if scenarios < KERNEL_FROM else None
+
+
+def _adopt(scoring: ScenarioScoring) -> None:
+    """In a forked child, as it starts: remember the scoring that forked it."""
+    global _FORKED_SCORING
+    _FORKED_SCORING = scoring
+
+
+def _score_chunk(indices: range, engine: str | None) -> list[ScoreRow]:
     """In a forked child: the rows of scenarios `indices` of the scoring that forked it."""
     assert _FORKED_SCORING is not None, "a chunk is scored only in a child forked by a batch"
-    return list(_FORKED_SCORING._scored_here(indices, None))  # the parent shows progress
+    return list(_FORKED_SCORING._scored_here(indices, None, engine))  # the parent shows progress
 
 
 def usable_cores() -> int:
@@ -201,8 +241,8 @@ def score_profile(profile: Profile, progress: bool = False, workers: int | None 
     inside its system's protocol where the system declares one (System.protocol), with a
     progress line on a terminal when `progress`."""
     shown = Progress() if progress else None
-    scoring = ScenarioScoring(profile, shown, workers)
-    scoring.score_to(profile.scenarios)
+    with ScenarioScoring(profile, shown, workers) as scoring:
+        scoring.score_to(profile.scenarios)
     if shown is not None:
         shown.finish()
     return scoring.summary()
@@ -240,7 +280,41 @@ def _compared(
     """compare, its figures drawn by `drawing`, its batches scored in `workers` processes."""
     started = time.perf_counter()
     shown = Progress() if progress else None
-    scoring = ScenarioScoring(profile, shown, workers)
+    with ScenarioScoring(profile, shown, workers) as scoring:
+        summary, verdict, profile = _decided(profile, scoring)
+    if shown is not None:
+        shown.finish()
+    seconds = time.perf_counter() - started
+    if profile.out is None:
+        return Comparison(summary, verdict, seconds, None, profile)
+    comparison = Comparison(summary, verdict, seconds, profile.out, profile)
+    if before_outputs is not None:
+        before_outputs(comparison)
+    run_info = {
+        **run_description(profile),
+        "engine": (
+            f"pure Python, {scoring.workers} processes (rebalancing compare)"
+            if scoring.workers > 1
+            else "pure Python, one process (rebalancing compare)"
+        ),
+        "wall_seconds": round(seconds, 3),
+    }
+    write_outputs(
+        profile.out,
+        summary,
+        run_info,
+        verdict,
+        profile.describe(),
+        processes=drawing_processes(),
+        drawing=drawing,
+    )
+    return comparison
+
+
+def _decided(profile: Profile, scoring: ScenarioScoring) -> tuple[Summary, Verdict, Profile]:
+    """Score `profile`'s scenarios with `scoring` (all of them, or batch by batch until the
+    verdict is settled) and decide: the summary, the verdict, and the profile with the number
+    of scenarios it took."""
     if profile.max_scenarios is None:
         scoring.score_to(
             profile.scenarios, then="; --scenarios auto would stop once the verdict is settled"
@@ -270,33 +344,7 @@ def _compared(
         )
         verdict = replace(stopped.verdict, reason=f"{stopped.verdict.reason} {sentence}")
         profile = replace(profile, scenarios=stopped.scenarios)
-    if shown is not None:
-        shown.finish()
-    seconds = time.perf_counter() - started
-    if profile.out is None:
-        return Comparison(summary, verdict, seconds, None, profile)
-    comparison = Comparison(summary, verdict, seconds, profile.out, profile)
-    if before_outputs is not None:
-        before_outputs(comparison)
-    run_info = {
-        **run_description(profile),
-        "engine": (
-            f"pure Python, {scoring.workers} processes (rebalancing compare)"
-            if scoring.workers > 1
-            else "pure Python, one process (rebalancing compare)"
-        ),
-        "wall_seconds": round(seconds, 3),
-    }
-    write_outputs(
-        profile.out,
-        summary,
-        run_info,
-        verdict,
-        profile.describe(),
-        processes=drawing_processes(),
-        drawing=drawing,
-    )
-    return comparison
+    return summary, verdict, profile
 
 
 def drawing_processes() -> int:
