@@ -85,14 +85,7 @@ def compare_main(arguments: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    if namespace.engine == "spark" and profile.static_membership:
-        print(
-            "error: --static-membership: the Spark harness does not run it yet; give "
-            "--engine local",
-            file=sys.stderr,
-        )
-        return 2
-    local = drawn or profile.scenarios <= LOCAL_LIMIT or profile.static_membership
+    local = drawn or profile.scenarios <= LOCAL_LIMIT
     if namespace.engine == "local" or (namespace.engine == "auto" and local):
         print_comparison(profile, namespace.table)
         return 0

@@ -5,6 +5,8 @@ nothing changed), the wait counted in partition-seconds unowned when it is back.
 
 from __future__ import annotations
 
+import sys
+import types
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rebalancing.cli import main as rebalancing_main
 from rebalancing.evaluation.command.compare import compare, compare_parser, main
 from rebalancing.evaluation.command.profile import (
     ParameterError,
@@ -22,6 +25,7 @@ from rebalancing.evaluation.command.profile import (
 from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 from rebalancing.evaluation.scenarios.changes import CHANGE_KINDS, Scenario, ScenarioSettings
 from rebalancing.evaluation.scoring.replay import ScoreRow, score_scenario
+from rebalancing.harness.columns import score_index_batches
 from rebalancing.harness.options import HarnessOptions
 from rebalancing.protocols.kafka_common import RESTART_SECONDS
 from rebalancing.strategies import STRATEGIES
@@ -152,8 +156,61 @@ def test_a_compare_run_with_static_members_gives_a_verdict_and_says_so(tmp_path:
         overall = comparison.summary[(pair, "all")]
         assert overall["orphans"].mean == 0
         assert overall["moves"].mean == 0  # a static restart moves nothing, whatever the pair
-    with pytest.raises(ParameterError, match="--static-membership: the Spark harness"):
-        HarnessOptions.from_profile(replace(profile, out=tmp_path))
+    # the Spark harness runs it too (tests/harness/test_static_membership.py: the same rows)
+    on_spark = HarnessOptions.from_profile(replace(profile, out=tmp_path))
+    assert on_spark.static_membership
+    assert on_spark.profile == replace(profile, out=tmp_path)
+
+
+class HandedToSparkError(Exception):
+    """Raised by the stand-in for the harness's job: the command got as far as running it."""
+
+
+def test_compare_hands_static_membership_to_spark_and_refuses_it_off_kafka_on_both_engines(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    handed: list[HarnessOptions] = []
+
+    def run(options: HarnessOptions) -> None:
+        handed.append(options)
+        raise HandedToSparkError
+
+    monkeypatch.setitem(sys.modules, "rebalancing.harness.job", types.SimpleNamespace(run=run))
+    out = ["--out", str(tmp_path / "out"), "--replace"]
+    kafka = ["--system", "kafka-eager", "--static-membership"]
+    with pytest.raises(HandedToSparkError):
+        rebalancing_main(["compare", "--engine", "spark", *kafka, "--scenarios", "30", *out])
+    with pytest.raises(HandedToSparkError):  # auto: above 20,000 to Spark, as without it
+        rebalancing_main(["compare", *kafka, "--scenarios", "20001", *out])
+    assert [options.static_membership for options in handed] == [True, True]
+    assert [options.system for options in handed] == ["kafka-eager"] * 2
+    capsys.readouterr()
+    # another system: one line naming the option, before anything runs, on either engine
+    other = ["--system", "rocketmq-client", "--static-membership", "--scenarios", "30"]
+    for command in (
+        ["compare", "--engine", "spark", *other, *out],
+        ["compare", "--engine", "local", *other, *out],
+        ["harness", *other, *out],
+    ):
+        assert rebalancing_main(command) == 2, command
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1, error
+        assert error.startswith("error: --static-membership: Kafka's group.instance.id"), error
+        assert "not --system rocketmq-client" in error
+    assert len(handed) == 2
+    with pytest.raises(ParameterError, match=r"--static-membership: Kafka's group\.instance\.id"):
+        HarnessOptions(system="any", static_membership=True)  # checked on the driver
+    with pytest.raises(TypeError, match="static_membership must be a bool"):
+        HarnessOptions(system="kafka", static_membership="yes")  # type: ignore[arg-type]
+    # and on an executor, were a caller to hand it the options unchecked
+    with pytest.raises(ValueError, match="static_membership needs a Kafka system"):
+        next(score_index_batches([[0]], 1, ("sticky",), SMALL, 1, static_membership=True))
+    with pytest.raises(ValueError, match="static membership: Kafka's group"):
+        next(
+            score_index_batches(
+                [[0]], 1, ("sticky",), SMALL, 1, system="any", static_membership=True
+            )
+        )
 
 
 ZONED = ScenarioSettings(

@@ -78,11 +78,14 @@ def score_index_batches(
     view_settings: ViewSettings | None = None,
     protocol: ProtocolFactory | Mapping[str, ProtocolFactory] | None = None,
     system: str | None = None,
+    static_membership: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Score the scenarios of each batch of indices; one Arrow batch per `scenarios_per_batch`,
     each consumer on its own view with `views="client"` (rebalancing.evaluation.scenarios.views),
     each strategy inside `protocol` (score_scenario's), or with `system` (a name of
-    SYSTEM_VERDICTS), its candidates as the system resolves them, inside its protocols.
+    SYSTEM_VERDICTS), its candidates as the system resolves them, inside its protocols, with
+    static members when `static_membership` (a Kafka system's only: System.protocols), as
+    `rebalancing compare` builds them.
 
     `strategy_specs` are resolved here, where the scoring runs (an executor): registered names,
     or `package.module:function` from a module shipped with the job. Rows carry each strategy's
@@ -91,7 +94,9 @@ def score_index_batches(
     if system is not None:
         declared = SYSTEM_VERDICTS[system]
         strategies = {strategy.name: strategy for strategy in declared.strategies(strategy_specs)}
-        protocol = declared.protocols(strategies)
+        protocol = declared.protocols(strategies, static_membership)
+    elif static_membership:
+        raise ValueError("static_membership needs a Kafka system: give `system`")
     else:
         strategies = resolve_strategies(strategy_specs)
     pending: list[int] = []
@@ -136,6 +141,7 @@ def score_arrow_partition(
     view_settings: ViewSettings | None = None,
     protocol: ProtocolFactory | Mapping[str, ProtocolFactory] | None = None,
     system: str | None = None,
+    static_membership: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: batches of scenario indices (column `id`) in, score rows out."""
     index_batches = (batch.column("id").to_pylist() for batch in batches)
@@ -149,6 +155,7 @@ def score_arrow_partition(
         view_settings,
         protocol,
         system,
+        static_membership,
     )
 
 

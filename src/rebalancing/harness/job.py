@@ -203,6 +203,7 @@ def _scorer(function: Any, options: HarnessOptions) -> Any:
         views=options.views,
         view_settings=options.view_settings,
         system=options.system,  # its candidates and the protocols they run inside
+        static_membership=options.static_membership,  # with static members (Kafka's)
     )
 
 

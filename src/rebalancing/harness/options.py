@@ -17,7 +17,7 @@ from rebalancing.evaluation.command.profile import (
     new_parser,
     profile_from,
 )
-from rebalancing.evaluation.decision.systems import ANY_SYSTEM
+from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS, kafka_only
 from rebalancing.evaluation.scenarios.changes import ScenarioSettings
 from rebalancing.evaluation.scenarios.views import ViewSettings
 from rebalancing.strategies import DEFAULT_STRATEGIES
@@ -45,17 +45,24 @@ class HarnessOptions:
     view_settings: ViewSettings = field(default_factory=ViewSettings)
     system: str = ANY_SYSTEM  # where the group runs: the verdict's candidates and costs
     current: str | None = None  # --from: the PROTOCOL:ASSIGNOR a Kafka group runs today
+    # --static-membership: Kafka's consumers set group.instance.id (KIP-345); the executors
+    # build each candidate's protocol session with static members (columns.score_index_batches)
+    static_membership: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse here, on the driver, what the executors would fail on: static membership on
+        a system that is not Kafka's (or not a bool)."""
+        if type(self.static_membership) is not bool:
+            raise TypeError(f"static_membership must be a bool, not {self.static_membership!r}")
+        system = SYSTEM_VERDICTS.get(self.system)
+        if self.static_membership and (system is None or system.vendor != "kafka"):
+            raise ParameterError(f"--static-membership: {kafka_only(self.system)}")
 
     @classmethod
     def from_profile(cls, profile: Profile, **spark: Any) -> HarnessOptions:
         """The run of `profile` (whose `out` must be set), with Spark options `spark`."""
         if profile.out is None:
             raise ValueError("the harness writes its outputs: the profile needs an out directory")
-        if profile.static_membership:
-            raise ParameterError(
-                "--static-membership: the Spark harness does not run it yet; score it with "
-                "rebalancing compare --engine local"
-            )
         shared = {name: getattr(profile, name) for name in _PROFILE_FIELDS}
         return cls(**shared, out=profile.out, **spark)
 
@@ -74,6 +81,7 @@ _PROFILE_FIELDS = (
     "views",
     "view_settings",
     "current",
+    "static_membership",
 )
 """The fields a run shares with its group profile, by the same names (and `out`, optional in a
 profile but not here)."""

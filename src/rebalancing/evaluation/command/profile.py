@@ -324,7 +324,7 @@ def add_profile_arguments(
     parser: argparse.ArgumentParser, *, scenarios: int | str, out: str | None
 ) -> None:
     """The options that describe a group (see the module docstring), with their defaults;
-    `scenarios` AUTO lets --scenarios be auto, adds --max-scenarios and --static-membership."""
+    `scenarios` AUTO lets --scenarios be auto and adds --max-scenarios."""
     group = parser.add_argument_group("the group")
     group.add_argument(
         "--system",
@@ -371,6 +371,12 @@ def add_profile_arguments(
         "scores, the load_shift change and the load-aware strategies (default: off, every "
         "queue alike)",
     )
+    group.add_argument(
+        "--static-membership",
+        action="store_true",
+        help="with a Kafka --system: every consumer sets group.instance.id (KIP-345), so a "
+        "restart back within session.timeout.ms moves nothing; its partitions wait for it",
+    )
     run = parser.add_argument_group("the run")
     if scenarios == AUTO:
         run.add_argument(
@@ -386,12 +392,6 @@ def add_profile_arguments(
             default=None,
             help="only with --scenarios auto: the most scenarios it draws; the verdict says "
             f"when it stopped there with candidates still level (default: {DEFAULT_MAX_SCENARIOS})",
-        )
-        group.add_argument(  # compare's (the harness does not run it yet)
-            "--static-membership",
-            action="store_true",
-            help="with a Kafka --system: every consumer sets group.instance.id (KIP-345), so a "
-            "restart back within session.timeout.ms moves nothing; its partitions wait for it",
         )
     else:
         run.add_argument("--scenarios", type=int, default=scenarios, help="number of scenarios")
@@ -475,7 +475,7 @@ def profile_from(namespace: argparse.Namespace) -> Profile:
     system = SYSTEM_VERDICTS[namespace.system]
     settings = _scenario_settings(namespace)
     current = _current_pair(getattr(namespace, "current", None), system.name)
-    static_membership = bool(getattr(namespace, "static_membership", False))  # compare's
+    static_membership = bool(namespace.static_membership)
     if static_membership and system.vendor != "kafka":
         raise ParameterError(f"--static-membership: {kafka_only(system.name)}")
     if namespace.strategies is None:
