@@ -78,7 +78,8 @@ def test_later_batches_are_scored_in_the_processes_the_first_forked() -> None:
         assert forked._pool is not None
         first = set(forked._pool._processes or {})
         forked.score_to(profile.scenarios)
-        assert set(forked._pool._processes or {}) == first and len(first) == 2
+        assert set(forked._pool._processes or {}) == first
+        assert len(first) == 2
     assert forked._pool is None  # closed with the scoring
     assert [scored(row) for row in forked.rows] == [scored(row) for row in alone.rows]
     assert forked.scenario_means() == alone.scenario_means()

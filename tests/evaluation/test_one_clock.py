@@ -5,6 +5,8 @@ gives it seconds), and a tie between the two kinds is not broken by compute time
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rebalancing.evaluation.decision.stopping import unsettled
 from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import decide
@@ -53,3 +55,22 @@ def test_among_functions_alone_a_tie_is_still_broken_by_speed() -> None:
     assert verdict.recommended == ("averagely",)
     assert "faster" in verdict.reason
     assert not any(note.startswith("Time is") for note in verdict.notes)
+
+
+def test_a_tie_is_broken_by_the_median_call_not_by_the_tail() -> None:
+    """Twice as fast by the median decides; a tail twice as long (a busy machine's preemptions
+    land there) with equal medians does not."""
+    faster_median = summary_of(
+        averagely=metrics(assign_micros=spread_around(10.0, 1.0)),
+        round_robin=metrics(assign_micros=replace(spread_around(25.0, 1.0), p99=12.0)),
+    )
+    verdict = decide(faster_median, ANY, ["averagely", "round_robin"])
+    assert verdict.recommended == ("averagely",)
+    assert "2.5x faster (median 10" in verdict.reason
+    longer_tail = summary_of(
+        averagely=metrics(assign_micros=spread_around(10.0, 1.0)),
+        round_robin=metrics(assign_micros=replace(spread_around(10.0, 1.0), p99=500.0)),
+    )
+    verdict = decide(longer_tail, ANY, ["averagely", "round_robin"])
+    assert set(verdict.recommended) == {"averagely", "round_robin"}
+    assert "faster" not in verdict.reason

@@ -22,7 +22,7 @@ How it decides (the same for every system, only the criteria differ):
 - Among the rest, the criteria are taken in the system's order (balance, then what that system
   pays for: paused queues, hand-overs, moves, stickiness): each keeps the candidates that are not
   worse than the best one left. One left is the recommendation; several left are a tie, unless
-  one rebalances at least twice as fast at the 99th percentile (time is not part of dominance;
+  one rebalances at least twice as fast by its median call (time is not part of dominance;
   every time is the strategy's own function's, never a compiled twin's: replay.TIMED_EVERY).
 
 Runtime complexity: O(candidates^2 x criteria).
