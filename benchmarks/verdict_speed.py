@@ -7,7 +7,10 @@ same commands on the package as it was at another commit (`--baseline`), run in 
 working tree's so that both sides see the same machine load.
 
     python benchmarks/verdict_speed.py [--repeats 3] [--scenarios 1000|auto] [--baseline REV]
-        [--out benchmarks/results/verdict_speed.md]
+        [--pause-others] [--out benchmarks/results/verdict_speed.md]
+
+`--pause-others` stops every other Python and Java process of the machine while each run lasts
+(paused_others.py): an idle machine, as the targets are set for, on a shared one.
 
 The profiles: the tutorial's (Kafka eager, 64 queues, 4-12 consumers, rolling restarts and
 crashes) and the zones-and-weights one of issue 40 (Kafka eager, 96 queues, 6-24 consumers, 3
@@ -20,6 +23,7 @@ command's default; `--scenarios auto` times the command as the tutorial runs it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import math
 import os
@@ -34,6 +38,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from paused_others import others_paused
 from shared import commit, description, source_at
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,35 +97,46 @@ COLUMNS = ("whole", "cpu", "scoring", "outside_scoring", "verdict_shown")
 """The figures of a Run in the table's order."""
 
 
-def one_run(options: list[str], source: Path) -> Run:
+def one_run(options: list[str], source: Path, pause_others: bool = False) -> Run:
     """One run of `rebalancing compare` with the package found in `source` (a src folder). The
     CPU seconds (user and system, the command's and its children's) are what an idle machine's
     wall time would be, nearly, for a command that uses one core: a loaded machine lengthens the
     wall time by the turns the process waits, not its CPU time (though two hardware threads of
-    one core slow each other somewhat)."""
+    one core slow each other somewhat). With `pause_others`, the machine's other Python and Java
+    processes are stopped while it runs."""
     environment = {**os.environ, "PYTHONPATH": str(source)}
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, "-m", "rebalancing", "compare", *options, "--out", out]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        shown, lines = math.nan, []
-        with subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment
-        ) as process:
-            assert process.stdout is not None
-            for line in process.stdout:
-                lines.append(line)
-                if math.isnan(shown) and SCORED.search(line):
-                    shown = time.perf_counter() - started
-        whole = time.perf_counter() - started
+        pausing = others_paused() if pause_others else contextlib.nullcontext()
+        with pausing:
+            whole, shown, lines, returncode = _timed_command(command, environment)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if process.returncode != 0:
-        raise RuntimeError(f"{shlex.join(command)} exited {process.returncode}")
+    if returncode != 0:
+        raise RuntimeError(f"{shlex.join(command)} exited {returncode}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     found = SCORED.search("".join(lines))
     if found is None:
         raise RuntimeError(f"no 'Scored in' line in:\n{''.join(lines)}")
     return Run(whole, cpu, float(found.group(1)), shown)
+
+
+def _timed_command(
+    command: list[str], environment: dict[str, str]
+) -> tuple[float, float, list[str], int]:
+    """Run `command`: its wall seconds, when its 'Scored in' line came, its output lines and
+    its exit code."""
+    started = time.perf_counter()
+    shown, lines = math.nan, []
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if math.isnan(shown) and SCORED.search(line):
+                shown = time.perf_counter() - started
+    return time.perf_counter() - started, shown, lines, process.returncode
 
 
 def scenarios_text(scenarios: str) -> str:
@@ -138,6 +154,11 @@ def main() -> int:
     )
     parser.add_argument("--baseline", help="a git revision to time beside the working tree")
     parser.add_argument("--profiles", default=",".join(PROFILES), help="comma-separated names")
+    parser.add_argument(
+        "--pause-others",
+        action="store_true",
+        help="stop the machine's other Python and Java processes while each run lasts",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/verdict_speed.md")
     given = parser.parse_args()
     names = given.profiles.split(",")
@@ -154,16 +175,23 @@ def main() -> int:
             options = [*PROFILES[name], "--scenarios", str(given.scenarios), "--seed", "1"]
             for _ in range(given.repeats):  # the sides in turn: the same load for both
                 for side, source in sources.items():
-                    results.setdefault((name, side), []).append(one_run(options, source))
+                    run = one_run(options, source, given.pause_others)
+                    results.setdefault((name, side), []).append(run)
                     print(name, side, results[(name, side)][-1], file=sys.stderr)
     lines = [
         "# How long `rebalancing compare` takes to a verdict (issue 40's profiles)",
         "",
         f"`python benchmarks/verdict_speed.py {shlex.join(sys.argv[1:])}`"
         + f", commit {measured}, {datetime.date.today().isoformat()}, {os.cpu_count()} cores, "
-        f"load average {load:.1f} at the start and LOAD_AT_END at the end (a loaded machine "
-        "makes every column longer: the other work's processes take turns with this one). "
-        f"{scenarios_text(given.scenarios)}, seed 1; medians of {given.repeats} runs; the sides "
+        f"load average {load:.1f} at the start and LOAD_AT_END at the end"
+        + (
+            ", the machine's other Python and Java processes stopped while each run lasted "
+            "(--pause-others: idle, as the targets are set for). "
+            if given.pause_others
+            else " (a loaded machine makes every column longer: the other work's processes "
+            "take turns with this one). "
+        )
+        + f"{scenarios_text(given.scenarios)}, seed 1; medians of {given.repeats} runs; the sides "
         "ran in turn. Targets (issue 40, idle 2-core machine, whole command): "
         + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in TARGETS.items())
         + ".",
