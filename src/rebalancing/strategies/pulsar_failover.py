@@ -329,17 +329,23 @@ class Session:
         kept_orders = self._orders(group.consumers, removed_at, leaving=True)
         added_orders = self._orders(joined, subscribed_at, leaving=False)
         timeline: dict[Any, tuple[Change, ...]] = {}
+        delay = self.timers.failover_delay_seconds
+        # one instant and a consumer at it (the usual change): a partition whose pick there is
+        # its active consumer changes nothing, found with no call (and no garbage to collect)
+        at_once = kept_orders[0][1] if len(kept_orders) == 1 else []
         for index, queue in enumerate(group.queues):
             active = self.owner.get(queue)
             if active is None:  # added (or unread: the group had no consumer)
-                changes = [(0.0, None, False)]
-                changes += _dispatch(index, None, added_orders, self.timers, staying, frozenset())
+                changes = _dispatch(index, None, added_orders, delay, staying, added=True)
+            elif at_once and active not in removed_at:  # handed over at t0 or not at all
+                chosen = at_once[index % len(at_once)]
+                if chosen != active:
+                    timeline[queue] = ((0.0, None, active in staying), (delay, chosen, False))
+                continue
             else:
-                changes = _dispatch(
-                    index, active, kept_orders, self.timers, staying, removed_at.keys()
-                )
+                changes = _dispatch(index, active, kept_orders, delay, staying, removed_at.keys())
             if changes:
-                timeline[queue] = tuple(changes)
+                timeline[queue] = changes
         self.owner, self.members, self.timeline = owner, group.consumers, timeline
         seconds, unowned, paused = _time_scores(timeline)
         return dataclasses.replace(
@@ -372,24 +378,27 @@ def _dispatch(
     index: int,
     active: Any,
     orders: list[tuple[float, list[Any]]],
-    timers: FailoverTimers,
+    delay: float,
     staying: AbstractSet[Any],
-    silenced: AbstractSet[Any],
-) -> list[Change]:
+    silenced: AbstractSet[Any] = frozenset(),
+    *,
+    added: bool = False,
+) -> tuple[Change, ...] | None:
     """The changes of dispatching of the partition at `index`, whose active consumer at t0 is
-    `active` (None: a partition added), as the dispatcher picks at each instant of `orders`:
-    a new active consumer is dispatched to the failover delay after the first change of a
-    quiet partition. A consumer in `silenced` (crashed) reads nothing from t0."""
-    changes: list[Change] = []
+    `active` (None for one `added`, unread from t0), as the dispatcher picks at each instant of
+    `orders`: a new active consumer is dispatched to `delay` after the first change of a quiet
+    partition. A consumer in `silenced` (crashed) reads nothing from t0. None: no change."""
+    changes: list[Change] | None = [(0.0, None, False)] if added else None
     reader = active
-    if active in silenced:
+    if active is not None and active in silenced:
         reader = None
-        changes.append((0.0, None, False))
+        changes = [(0.0, None, False)]
     pending: float | None = None  # when the delay's task dispatches
     for instant, order in orders:
         if pending is not None and pending < instant:  # the task ran before this instant
             if active is not None:
                 reader = active
+                changes = changes or []
                 changes.append((pending, reader, False))
             pending = None
         chosen = order[index % len(order)] if order else None
@@ -397,13 +406,15 @@ def _dispatch(
             continue
         active = chosen
         if reader is not None:
+            changes = changes or []
             changes.append((instant, None, reader in staying))
             reader = None
         if chosen is not None and pending is None:
-            pending = instant + timers.failover_delay_seconds
+            pending = instant + delay
     if pending is not None and active is not None:
+        changes = changes or []
         changes.append((pending, active, False))
-    return changes
+    return None if changes is None else tuple(changes)
 
 
 def _time_scores(timeline: Mapping[Any, tuple[Change, ...]]) -> tuple[float, float, float]:
@@ -414,11 +425,11 @@ def _time_scores(timeline: Mapping[Any, tuple[Change, ...]]) -> tuple[float, flo
     end = max((changes[-1][0] for changes in timeline.values()), default=0.0)
     unowned = paused = 0.0
     for changes in timeline.values():
-        for (start, reader, stopped_by_stayer), (until, _, _) in zip(
-            changes, (*changes[1:], (end, None, False)), strict=True
-        ):
+        last = len(changes) - 1
+        for position, (start, reader, stopped_by_stayer) in enumerate(changes):
             if reader is None:
-                unowned += until - start
+                unread = (changes[position + 1][0] if position < last else end) - start
+                unowned += unread
                 if stopped_by_stayer:
-                    paused += until - start
+                    paused += unread
     return end, unowned, paused
