@@ -360,8 +360,10 @@ class Session:
         self, always: list[Any], timed: Mapping[Any, float], *, leaving: bool
     ) -> list[tuple[float, list[Any]]]:
         """At t0 and at each instant of `timed`, the consumers a dispatcher deals to
-        (`active_order`) when it lists `always` and those of `timed` that have not left yet
+        (`active_order`) when it lists `always` (sorted) and those of `timed` that have not left yet
         (`leaving`) or have subscribed already (not `leaving`)."""
+        if not timed:  # `always` is sorted already
+            return [(0.0, active_order(always, self.levels))]
         orders = []
         for instant in sorted({0.0, *timed.values()}):
             listed = [*always]
