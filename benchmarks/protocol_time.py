@@ -25,7 +25,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from rebalancing.evaluation.scoring import protocol_time
-from rebalancing.strategies import event_hubs, sac
+from rebalancing.strategies import event_hubs, pulsar_failover, sac
 from shared import commit, description
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,13 +65,17 @@ def main() -> int:
         "Python SDK's "
         f"{event_hubs.LOAD_BALANCING_INTERVAL:g} s load-balancing cycles plus up to 20% jitter, "
         f"ownership expiring after {event_hubs.PARTITION_OWNERSHIP_EXPIRATION_INTERVAL:g} s; "
-        "KCL: a lease taker every 20.05 s, failover time 10 s), "
+        "KCL: a lease taker every 20.05 s, failover time 10 s; Pulsar: each partition whose "
+        "active consumer changes unread for the broker's "
+        f"{pulsar_failover.FAILOVER_DELAY_SECONDS:g} s failover delay, a crashed consumer "
+        "removed when the keep-alive closes its connection, "
+        f"1 to 2 intervals of {pulsar_failover.KEEP_ALIVE_INTERVAL_SECONDS:g} s after the crash), "
         "so it depends on the seeds, not on the machine. Each event happens to a settled group "
         f"of n consumers and {protocol_time.QUEUES_PER_CONSUMER} n queues; a rolling restart "
         "sums its rebalances (a quarter of the group leaves, then rejoins under its ids, the "
-        "next quarter once the group is quiet). `pulsar_failover` and `super_stream` switch "
-        "partitions inside the broker and model no time (n/a): what they cost is the queues "
-        "moved. Figures: `protocol_time_seconds.png`, `protocol_time_queue_seconds.png`, "
+        "next quarter once the group is quiet). `super_stream` switches partitions inside the "
+        "broker and models no time (n/a): what it costs is the queues moved. Figures: "
+        "`protocol_time_seconds.png`, `protocol_time_queue_seconds.png`, "
         "`protocol_time_moves.png` beside this file.",
         "",
         protocol_time.markdown_tables(summaries),

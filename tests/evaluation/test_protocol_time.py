@@ -23,6 +23,10 @@ from rebalancing.strategies.event_hubs import (
     PARTITION_OWNERSHIP_EXPIRATION_INTERVAL,
 )
 from rebalancing.strategies.kcl import FAILOVER_TIME_MILLIS
+from rebalancing.strategies.pulsar_failover import (
+    FAILOVER_DELAY_SECONDS,
+    KEEP_ALIVE_INTERVAL_SECONDS,
+)
 from rebalancing.strategies.sac import CHECKS_BEFORE_DEAD, HANDOVER_SECONDS, HEARTBEAT_SECONDS
 
 SMALL = ScenarioSettings(queue_range=(1, 60), consumer_range=(1, 8))
@@ -125,7 +129,7 @@ def test_the_same_seed_gives_the_same_costs_and_another_seed_other_ones() -> Non
 
 
 @pytest.mark.parametrize("event", protocol_time.EVENTS)
-def test_every_protocol_settles_every_event_and_only_the_brokers_model_no_time(
+def test_every_protocol_settles_every_event_and_only_the_super_stream_models_no_time(
     event: str,
 ) -> None:
     for protocol in protocol_time.PROTOCOLS:
@@ -150,6 +154,27 @@ def test_sac_never_has_a_queue_doubly_owned_and_ends_every_event_balanced(protoc
             assert cost.queue_seconds_doubly_owned == 0.0
             assert cost.spread is not None
             assert cost.spread <= 1
+
+
+def test_a_pulsar_crash_waits_for_the_keep_alive_then_the_failover_delay() -> None:
+    """The broker closes the crashed consumer's connection 1 to 2 keep-alive intervals (30 s)
+    after the crash; its 4 partitions are unread until then and the delay after it, and every
+    partition the removal shifts is unread for the delay. A join costs the delay alone."""
+    assert "pulsar_failover" in protocol_time.TIMED
+    for seed in range(4):
+        cost = protocol_time.measure("pulsar_failover", "crash", 4, seed)
+        assert cost.seconds_to_balance is not None
+        assert cost.queue_seconds_unowned is not None
+        detected = cost.seconds_to_balance - FAILOVER_DELAY_SECONDS
+        assert KEEP_ALIVE_INTERVAL_SECONDS <= detected < 2 * KEEP_ALIVE_INTERVAL_SECONDS
+        shifted = cost.moves  # partitions of consumers that stay, each handed over
+        assert cost.queue_seconds_unowned == pytest.approx(
+            4 * cost.seconds_to_balance + shifted * FAILOVER_DELAY_SECONDS
+        )
+        assert cost.queue_seconds_doubly_owned == 0.0
+        joined = protocol_time.measure("pulsar_failover", "join", 4, seed)
+        assert joined.seconds_to_balance == FAILOVER_DELAY_SECONDS
+        assert joined.queue_seconds_unowned == pytest.approx(joined.moves * FAILOVER_DELAY_SECONDS)
 
 
 @pytest.mark.parametrize(("consumers", "per_consumer"), [(2, 4), (3, 3), (5, 4), (8, 2)])
@@ -298,6 +323,10 @@ def test_the_figures_have_a_panel_per_score_and_event_and_a_line_per_protocol() 
     summaries = protocol_time.summarise(costs)
     drawn = protocol_time.queue_seconds_figure(summaries)
     assert len(drawn.axes) == 2 * 2
-    assert [line.get_label() for line in drawn.axes[0].get_lines()] == ["sac_newest", "kcl"]
+    assert [line.get_label() for line in drawn.axes[0].get_lines()] == [
+        "sac_newest",
+        "kcl",
+        "pulsar_failover",
+    ]
     moves = protocol_time.orderings_figure(summaries)
     assert [line.get_label() for line in moves.axes[0].get_lines()] == list(protocol_time.ORDERINGS)

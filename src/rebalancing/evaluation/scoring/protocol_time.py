@@ -21,15 +21,18 @@ not counted.
   hands the crashed app's queues on once its heartbeat check declares the connection dead,
   2 to 3 intervals of RabbitMQ's default 60 s heartbeat after the crash (the SAC session's
   `apply_change`, told the step's kind "crash" by the scoring core, as in `compare`): those
-  queues are unread until then and the releases follow. A super stream or Pulsar broker
-  reacts to the closed connection as to a cancel, and models no time.
+  queues are unread until then and the releases follow. A Pulsar broker removes the crashed
+  consumer once its keep-alive closes the silent connection, 1 to 2 intervals of the default
+  30 s after the crash, then hands its partitions on after the failover delay (1 s); a super
+  stream broker reacts to the closed connection as to a cancel, and models no time.
 - A rolling restart: every consumer leaves and rejoins under its id, a quarter of the group at
   a time in an order drawn from the seed, as the scenarios module's `rolling_restart` makes
   it (the very generator is called), each restart a graceful close.
 
 The queues are QUEUES_PER_CONSUMER times the consumers unless a count is given. Pulsar's
-failover and super_stream switch partitions inside the broker in one pass and model no time
-(their time scores are None: `moves` is what they cost).
+failover counts each partition whose active consumer changes unread for the broker's failover
+delay (rebalancing.strategies.pulsar_failover); super_stream switches partitions inside the
+broker in one pass and models no time (its time scores are None: `moves` is what it costs).
 Runtime complexity: one run is the protocol's own cost on the starting group (a cold start)
 plus the event's; Event Hubs and KCL simulate every member cycle, about |Q| / |C| cycles of
 each member for a cold start under Event Hubs' balanced strategy.
@@ -76,8 +79,8 @@ PROTOCOLS: tuple[str, ...] = (
 the highest queue), Event Hubs' two load-balancing strategies, KCL's lease taker, and i mod n in
 name order (Pulsar) and in join order (RabbitMQ's super stream)."""
 
-TIMED: tuple[str, ...] = PROTOCOLS[:6]
-"""The protocols that model time (the others' time scores are None)."""
+TIMED: tuple[str, ...] = PROTOCOLS[:7]
+"""The protocols that model time (super_stream's time scores are None)."""
 
 ORDERINGS: tuple[str, ...] = ("pulsar_failover", "super_stream")
 """i mod n in name order and in join order."""
