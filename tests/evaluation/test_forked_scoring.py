@@ -1,17 +1,27 @@
 """A comparison's batches scored in forked processes give the rows one process gives, in the
 same order (the assign calls' measured microseconds aside), for plain strategies and for
 strategies inside a protocol session; a strategy defined here (not importable by a child) is
-scored too; a bad number of workers is refused naming it."""
+scored too; a bad number of workers is refused naming it; an interrupted batch leaves no
+process and does not score what no process had started."""
 
 from __future__ import annotations
 
+import io
+import multiprocessing
+import os
+import time
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rebalancing.contract import Id
+from rebalancing.evaluation.command import compare as compare_module
 from rebalancing.evaluation.command.compare import PARALLEL_FROM, ScenarioScoring, compare
 from rebalancing.evaluation.command.profile import Profile
+from rebalancing.evaluation.command.progress import Progress
 from rebalancing.evaluation.scenarios.changes import ScenarioSettings
 from rebalancing.evaluation.scoring.rows import ScoreRow
 from rebalancing.strategies import Strategy
@@ -65,3 +75,66 @@ def test_a_bad_number_of_workers_is_refused_naming_it(workers: Any) -> None:
         ScenarioScoring(profile, workers=workers)
     with pytest.raises(ValueError, match="workers"):
         compare(profile, workers=workers)
+
+
+class _InterruptedAsRowsComeBack(Progress):
+    """A progress line whose first scenario done is a Ctrl-C in the parent."""
+
+    def scenario_done(self) -> None:
+        raise KeyboardInterrupt
+
+
+class _InterruptedAsRowsAreFiled:
+    """Deciding scores whose reading, for the first row the parent files, is a Ctrl-C."""
+
+    def __iter__(self) -> Iterator[str]:
+        raise KeyboardInterrupt
+
+
+def _slow_recorded(
+    record: Path, queues: list[Id], consumers: list[Id], previous: object
+) -> dict[Id, list[Id]]:
+    """first_consumer_takes_all, 5 ms late (asleep, no CPU), each call a file in `record`."""
+    time.sleep(0.005)
+    (record / f"{os.getpid()}-{time.perf_counter_ns()}").touch()
+    return first_consumer_takes_all(queues, consumers, previous)
+
+
+def _slow_scoring(profile: Profile, record: Path, progress: Progress | None) -> ScenarioScoring:
+    """A scoring of `profile` in two processes, of _slow_recorded alone."""
+    scoring = ScenarioScoring(profile, progress, workers=2)
+    scoring.strategies = {"slow": Strategy("slow", partial(_slow_recorded, record), "a test")}
+    return scoring
+
+
+@pytest.mark.parametrize("where", ["as rows come back", "as rows are filed"])
+def test_an_interrupted_batch_leaves_no_process_scoring(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 32 chunks of one scenario. Interrupted when the first comes back, the processes have
+    # started at most the two they run and the three queued to them: the rest are dropped
+    # (a shutdown that does not cancel them scores them all first). Interrupted while the
+    # parent files the rows, no process is left scoring either (a pool left open in a
+    # suspended generator scores on until the batch is done)
+    monkeypatch.setattr(compare_module, "CHUNK_MOST", 1)
+    profile = Profile(system="any", scenarios=32, seed=5, settings=SMALL)
+    interrupted, whole = tmp_path / "interrupted", tmp_path / "whole"
+    interrupted.mkdir()
+    whole.mkdir()
+    if where == "as rows come back":
+        scoring = _slow_scoring(profile, interrupted, _InterruptedAsRowsComeBack(io.StringIO()))
+    else:
+        scoring = _slow_scoring(profile, interrupted, None)
+        monkeypatch.setattr(scoring, "metrics", _InterruptedAsRowsAreFiled())
+    with pytest.raises(KeyboardInterrupt) as raised:
+        scoring.score_to(profile.scenarios)
+    # `raised` holds the traceback, as the interpreter does once it has printed it
+    # (sys.last_traceback), and with it the frames of score_to
+    assert raised.traceback
+    assert multiprocessing.active_children() == []
+    assert compare_module._FORKED_SCORING is None
+    if where == "as rows come back":
+        calls = len(list(interrupted.iterdir()))
+        _slow_scoring(profile, whole, None).score_to(profile.scenarios)
+        every_call = len(list(whole.iterdir()))
+        assert 0 < calls < every_call / 3, (calls, every_call)

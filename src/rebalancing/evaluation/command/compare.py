@@ -20,7 +20,7 @@ import sys
 import textwrap
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -98,6 +98,7 @@ class ScenarioScoring:
         `then` describe the batch on the progress line (Progress.batch)."""
         if self.progress is not None:
             self.progress.batch(self.scored, count, label, then)
+        rows: Iterable[ScoreRow]
         if self.workers > 1 and count - self.scored >= PARALLEL_FROM:
             rows = self._scored_in_processes(range(self.scored, count))
         else:
@@ -133,29 +134,32 @@ class ScenarioScoring:
             protocol=self.protocol,
         )
 
-    def _scored_in_processes(self, indices: range) -> Iterator[ScoreRow]:
+    def _scored_in_processes(self, indices: range) -> list[ScoreRow]:
         """The rows of scenarios `indices` in the order one process gives them, scored in
         `workers` forked processes, chunk by chunk (a scenario is the same wherever it is
         scored: its seed is its index's). The children inherit this scoring by fork, so a
         strategy defined in a notebook or a user's module needs no pickling; only rows come
-        back."""
+        back. The processes are gone when this returns or raises: on an error or an interrupt
+        the chunks no process has started are dropped, not scored for nothing."""
         chunk = max(1, min(CHUNK_MOST, len(indices) // (self.workers * 4)))
         chunks = [indices[start : start + chunk] for start in range(0, len(indices), chunk)]
+        rows: list[ScoreRow] = []
         global _FORKED_SCORING
         _FORKED_SCORING = self
+        pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"))
         try:
-            with ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context("fork")
-            ) as pool:
-                for part, rows in zip(chunks, pool.map(_score_chunk, chunks), strict=True):
-                    yield from rows
-                    if self.progress is not None:
-                        for _ in part:
-                            self.progress.scenario_done()
+            for part, scored in zip(chunks, pool.map(_score_chunk, chunks), strict=True):
+                rows += scored
+                if self.progress is not None:
+                    for _ in part:
+                        self.progress.scenario_done()
         finally:
+            # a plain shutdown (the pool's `with`) would score every chunk still queued first
+            pool.shutdown(wait=True, cancel_futures=True)
             _FORKED_SCORING = None
         if self.progress is not None:
             self.progress.batch_done()
+        return rows
 
     def summary(self) -> Summary:
         return summarise(self.rows)
