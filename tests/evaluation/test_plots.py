@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import signal
 import threading
 import time
@@ -263,3 +264,19 @@ def test_a_process_forked_meanwhile_keeps_no_drawing_process_waiting(tmp_path: P
     sent.close()
     assert finished_while_held
     assert saved[0] is not None
+
+
+def test_a_job_pickle_cannot_send_is_refused_and_the_process_still_leaves() -> None:
+    drawing = DrawingProcess(lambda: None, processes=1)
+    child = drawing.child
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        drawing.save(drawings_telling_where, (lambda: None,), Path("."))
+    closing = threading.Thread(target=drawing.close)
+    closing.start()
+    closing.join(timeout=30)
+    closed = not closing.is_alive()
+    if not closed:  # close waits for a process still waiting for its job: end it
+        assert child is not None
+        os.kill(child, signal.SIGKILL)
+        closing.join()
+    assert closed

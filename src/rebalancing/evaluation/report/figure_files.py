@@ -157,13 +157,15 @@ class DrawingProcess:
         self, drawings_of: Callable[..., Sequence[Drawing]], arguments: tuple[Any, ...], out: Path
     ) -> list[FigureFile] | None:
         """Have the process draw `drawings_of(*arguments)` (a function of its module and
-        arguments that pickle can send) into `out`: the figures saved, as save_drawings returns
-        them, or None when there is no process or it failed."""
+        arguments that pickle can send: else what pickle raises) into `out`: the figures saved,
+        as save_drawings returns them, or None when there is no process or it failed."""
         if self.child is None:
             return None
+        # pickled before a pipe is taken: should it raise, close still ends the process
+        message = pickle.dumps((drawings_of, arguments, str(out)))
         try:  # each pipe is closed by the call given it, or else by close
             job, self.job = self.job, -1
-            _send(job, pickle.dumps((drawings_of, arguments, str(out))))
+            _send(job, message)
             result, self.result = self.result, -1
             told = _received(result)
         except OSError:  # the process is gone
