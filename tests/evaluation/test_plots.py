@@ -280,3 +280,32 @@ def test_a_job_pickle_cannot_send_is_refused_and_the_process_still_leaves() -> N
         os.kill(child, signal.SIGKILL)
         closing.join()
     assert closed
+
+
+def _failing_here(parent: int, started: Path, draw: Callable[[], Figure | None]) -> Figure | None:
+    """`draw()` in a forked child, once two processes have started a drawing (each records its
+    id in `started`); in `parent`, a drawing that raises."""
+    (started / str(os.getpid())).touch()
+    if os.getpid() == parent:
+        deadline = time.monotonic() + 30
+        while len(list(started.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise RuntimeError("this drawing fails here")
+    return draw()
+
+
+def test_a_drawing_failing_here_raises_once_the_children_are_reaped(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    started.mkdir()
+    failing = partial(_failing_here, os.getpid(), started)
+    drawings: list[Drawing] = [
+        (f"{index}.png", partial(failing, partial(plots.moves, SUMMARY)), "M", "m")
+        for index in range(4)
+    ]
+    with pytest.raises(RuntimeError, match="fails here"):
+        save_drawings(drawings, tmp_path, processes=3)
+    children = [int(path.name) for path in started.iterdir() if int(path.name) != os.getpid()]
+    assert children, "no child took a drawing"
+    for child in children:
+        with pytest.raises(ProcessLookupError):
+            os.kill(child, 0)  # reaped, not a zombie

@@ -73,7 +73,7 @@ def _saved_in_processes(drawings: Sequence[Drawing], out: Path, processes: int) 
     forked children, each taking the next index from a pipe holding them all (4 bytes each,
     written at once, so each read takes one whole), so that they finish together whatever
     each figure costs; each child tells which it took and saved, and what a failed child took
-    is drawn here again."""
+    is drawn here again. A drawing that raises here raises once the children have ended."""
     queue, queued = os.pipe()
     os.write(queued, b"".join(index.to_bytes(4, "big") for index in range(len(drawings))))
     os.close(queued)
@@ -91,12 +91,13 @@ def _saved_in_processes(drawings: Sequence[Drawing], out: Path, processes: int) 
                 os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
         os.close(writer)
         children.append((child, reader))
-    taken, written = _taken_and_saved(queue, drawings, out)
-    os.close(queue)
+    try:
+        taken, written = _taken_and_saved(queue, drawings, out)
+    finally:  # the children are reaped and their pipes closed even when a drawing here raises
+        os.close(queue)
+        told_by = [(_received(reader), os.waitpid(child, 0)[1]) for child, reader in children]
     done, saved = set(taken), set(written)
-    for child, reader in children:
-        told = _received(reader)
-        _, status = os.waitpid(child, 0)
+    for told, status in told_by:
         if os.waitstatus_to_exitcode(status) == 0 and told:
             taken, written = json.loads(told)
             done.update(taken)
