@@ -434,6 +434,8 @@ def figure(summaries: Sequence[CostSummary], score: str) -> Figure:
     if score not in SCORES:
         raise ValueError(f"unknown score {score!r}; known: {', '.join(SCORES)}")
     events = list(dict.fromkeys(summary.event for summary in summaries))
+    if not events:
+        raise ValueError("no summaries to draw: summaries is empty")
     columns = min(3, len(events))
     rows = math.ceil(len(events) / columns)
     drawn, grid = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.6 * rows), squeeze=False)
