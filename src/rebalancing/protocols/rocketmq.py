@@ -263,7 +263,8 @@ class RocketMQSession:
         consumer_list = sorted_distinct_ids(consumers, "consumer")
         if kind != "crash":
             return self.change(queues, consumer_list, crashed=(), graceful=True)
-        gone = [name for name in self.clients if name not in set(consumer_list)]
+        remaining = set(consumer_list)
+        gone = [name for name in self.clients if name not in remaining]
         return self.change(queues, consumer_list, crashed=gone)
 
     def most_consumers(self) -> int:
@@ -285,9 +286,10 @@ class RocketMQSession:
         (`graceful`: they all shut down cleanly whatever it says). Runs until quiet."""
         sorted_queues = sorted_distinct_ids(queues, "queue")
         sorted_consumers = sorted_distinct_ids(consumers, "consumer")
+        present = set(sorted_consumers)
         crashed_clients = set(crashed)
         for name in crashed_clients:
-            if name not in self.clients or name in sorted_consumers:
+            if name not in self.clients or name in present:
                 raise ValueError(f"crashed client {name!r} is not a client that left")
         if (
             self._quiet
@@ -303,7 +305,7 @@ class RocketMQSession:
             client.owned &= final_queues
         self._ledger = ledger = OwnershipLedger(start, self._reading(sorted_queues))
         self._events = []
-        staying = [name for name in sorted(self.clients) if name in set(sorted_consumers)]
+        staying = [name for name in sorted(self.clients) if name in present]
         self._schedule_timers(start, staying, queues_changed)
         self._depart(start, sorted_consumers, crashed_clients, graceful)
         joined = [name for name in sorted_consumers if name not in self.clients]
