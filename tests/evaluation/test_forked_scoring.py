@@ -2,7 +2,8 @@
 same order (the assign calls' measured microseconds aside), for plain strategies and for
 strategies inside a protocol session; a strategy defined here (not importable by a child) is
 scored too; a bad number of workers is refused naming it; an interrupted batch leaves no
-process and does not score what no process had started."""
+process and does not score what no process had started; a platform that cannot fork scores in
+its one process."""
 
 from __future__ import annotations
 
@@ -75,6 +76,32 @@ def test_a_bad_number_of_workers_is_refused_naming_it(workers: Any) -> None:
         ScenarioScoring(profile, workers=workers)
     with pytest.raises(ValueError, match="workers"):
         compare(profile, workers=workers)
+
+
+def test_a_platform_that_cannot_fork_scores_here_and_refuses_more_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as on Windows: no fork start method, and its context cannot be had
+    get_context = multiprocessing.get_context
+
+    def without_fork(method: str | None = None) -> Any:
+        if method == "fork":
+            raise ValueError("cannot find context for 'fork'")
+        return get_context(method)
+
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(multiprocessing, "get_context", without_fork)
+    monkeypatch.setattr(compare_module, "usable_cores", lambda: 4)
+    profile = Profile(
+        system="any", scenarios=PARALLEL_FROM, seed=11, settings=SMALL, strategies=("sticky",)
+    )
+    here, alone = ScenarioScoring(profile), ScenarioScoring(profile, workers=1)
+    here.score_to(profile.scenarios)
+    alone.score_to(profile.scenarios)
+    assert here.workers == 1
+    assert [scored(row) for row in here.rows] == [scored(row) for row in alone.rows]
+    with pytest.raises(ValueError, match=r"workers=2: .* cannot"):
+        ScenarioScoring(profile, workers=2)
 
 
 class _InterruptedAsRowsComeBack(Progress):

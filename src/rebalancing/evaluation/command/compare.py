@@ -69,16 +69,23 @@ class Comparison:
 class ScenarioScoring:
     """A profile's scenarios scored in order, batch by batch: every row kept for the summary,
     and each scenario's mean over its rebalances, per strategy, on each deciding score of the
-    profile's system (what the paired comparisons read)."""
+    profile's system (what the paired comparisons read). A batch is scored in `workers`
+    forked processes (by default one per core this process may run on, or this process alone
+    on a platform that cannot fork)."""
 
     def __init__(
         self, profile: Profile, progress: Progress | None = None, workers: int | None = None
     ) -> None:
         self.profile = profile
         self.progress = progress
-        self.workers = usable_cores() if workers is None else workers
+        self.workers = (usable_cores() if can_fork() else 1) if workers is None else workers
         if type(self.workers) is not int or self.workers < 1:
             raise ValueError(f"workers must be a positive integer, not {workers!r}")
+        if self.workers > 1 and not can_fork():
+            raise ValueError(
+                f"workers={workers!r}: several processes score by forking this one, which this "
+                "platform cannot do; give workers=1"
+            )
         system = SYSTEM_VERDICTS[profile.system]
         self.strategies = {
             strategy.name: strategy for strategy in system.strategies(profile.strategies)
@@ -191,6 +198,12 @@ def _score_chunk(indices: range) -> list[ScoreRow]:
     """In a forked child: the rows of scenarios `indices` of the scoring that forked it."""
     assert _FORKED_SCORING is not None, "a chunk is scored only in a child forked by a batch"
     return list(_FORKED_SCORING._scored_here(indices, None))  # the parent shows progress
+
+
+def can_fork() -> bool:
+    """Whether this platform forks processes (not Windows): the batches are scored in forked
+    processes only there, and in this one elsewhere."""
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def usable_cores() -> int:
