@@ -151,9 +151,9 @@ class ScenarioScoring:
         chunk = max(1, min(CHUNK_MOST, len(indices) // (self.workers * 4)))
         chunks = [indices[start : start + chunk] for start in range(0, len(indices), chunk)]
         rows: list[ScoreRow] = []
-        global _FORKED_SCORING
-        _FORKED_SCORING = self
         pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"))
+        global _FORKED_SCORING
+        _FORKED_SCORING = self  # the processes fork at the first chunk handed out
         try:
             for part, scored in zip(chunks, pool.map(_score_chunk, chunks), strict=True):
                 rows += scored
