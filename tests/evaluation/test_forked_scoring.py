@@ -3,15 +3,24 @@ same order (the assign calls' measured microseconds aside), for plain strategies
 strategies inside a protocol session, batch after batch in the same processes; a small batch is
 scored by the reference engine, a large one by the kernels, with the same rows; a strategy
 defined here (not importable by a child) is scored too; a bad number of workers is refused
-naming it."""
+naming it; an interrupted batch leaves no process and does not score what no process had
+started; a platform that cannot fork scores in its one process."""
 
 from __future__ import annotations
 
+import io
+import multiprocessing
+import os
+import time
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rebalancing.contract import Id
+from rebalancing.evaluation.command import compare as compare_module
 from rebalancing.evaluation.command.compare import (
     KERNEL_FROM,
     PARALLEL_FROM,
@@ -20,6 +29,7 @@ from rebalancing.evaluation.command.compare import (
     compare,
 )
 from rebalancing.evaluation.command.profile import Profile
+from rebalancing.evaluation.command.progress import Progress
 from rebalancing.evaluation.scenarios.changes import ScenarioSettings
 from rebalancing.evaluation.scoring.rows import ScoreRow
 from rebalancing.strategies import Strategy
@@ -105,3 +115,93 @@ def test_a_bad_number_of_workers_is_refused_naming_it(workers: Any) -> None:
         ScenarioScoring(profile, workers=workers)
     with pytest.raises(ValueError, match="workers"):
         compare(profile, workers=workers)
+
+
+def test_a_platform_that_cannot_fork_scores_here_and_refuses_more_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as on Windows: no fork start method, and its context cannot be had
+    get_context = multiprocessing.get_context
+
+    def without_fork(method: str | None = None) -> Any:
+        if method == "fork":
+            raise ValueError("cannot find context for 'fork'")
+        return get_context(method)
+
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(multiprocessing, "get_context", without_fork)
+    monkeypatch.setattr(compare_module, "usable_cores", lambda: 4)
+    profile = Profile(
+        system="any", scenarios=PARALLEL_FROM, seed=11, settings=SMALL, strategies=("sticky",)
+    )
+    here, alone = ScenarioScoring(profile), ScenarioScoring(profile, workers=1)
+    here.score_to(profile.scenarios)
+    alone.score_to(profile.scenarios)
+    assert here.workers == 1
+    assert [scored(row) for row in here.rows] == [scored(row) for row in alone.rows]
+    with pytest.raises(ValueError, match=r"workers=2: .* cannot"):
+        ScenarioScoring(profile, workers=2)
+
+
+class _InterruptedAsRowsComeBack(Progress):
+    """A progress line whose first scenario done is a Ctrl-C in the parent."""
+
+    def scenario_done(self) -> None:
+        raise KeyboardInterrupt
+
+
+class _InterruptedAsRowsAreFiled:
+    """Deciding scores whose reading, for the first row the parent files, is a Ctrl-C."""
+
+    def __iter__(self) -> Iterator[str]:
+        raise KeyboardInterrupt
+
+
+def _slow_recorded(
+    record: Path, queues: list[Id], consumers: list[Id], previous: object
+) -> dict[Id, list[Id]]:
+    """first_consumer_takes_all, 5 ms late (asleep, no CPU), each call a file in `record`."""
+    time.sleep(0.005)
+    (record / f"{os.getpid()}-{time.perf_counter_ns()}").touch()
+    return first_consumer_takes_all(queues, consumers, previous)
+
+
+def _slow_scoring(profile: Profile, record: Path, progress: Progress | None) -> ScenarioScoring:
+    """A scoring of `profile` in two processes, of _slow_recorded alone."""
+    scoring = ScenarioScoring(profile, progress, workers=2)
+    scoring.strategies = {"slow": Strategy("slow", partial(_slow_recorded, record), "a test")}
+    return scoring
+
+
+@pytest.mark.parametrize("where", ["as rows come back", "as rows are filed"])
+def test_an_interrupted_batch_leaves_no_process_scoring(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 32 chunks of one scenario. Interrupted when the first comes back, the processes have
+    # started at most the two they run and the three queued to them: the rest are dropped
+    # (a shutdown that does not cancel them scores them all first). Interrupted while the
+    # parent files the rows, no process is left scoring either (a pool left open in a
+    # suspended generator scores on until the batch is done)
+    monkeypatch.setattr(compare_module, "CHUNK_MOST", 1)
+    profile = Profile(system="any", scenarios=32, seed=5, settings=SMALL)
+    interrupted, whole = tmp_path / "interrupted", tmp_path / "whole"
+    interrupted.mkdir()
+    whole.mkdir()
+    if where == "as rows come back":
+        scoring = _slow_scoring(profile, interrupted, _InterruptedAsRowsComeBack(io.StringIO()))
+    else:
+        scoring = _slow_scoring(profile, interrupted, None)
+        monkeypatch.setattr(scoring, "metrics", _InterruptedAsRowsAreFiled())
+    with pytest.raises(KeyboardInterrupt) as raised:
+        scoring.score_to(profile.scenarios)
+    # `raised` holds the traceback, as the interpreter does once it has printed it
+    # (sys.last_traceback), and with it the frames of score_to
+    assert raised.traceback
+    assert multiprocessing.active_children() == []
+    assert compare_module._FORKED_SCORING is None
+    if where == "as rows come back":
+        calls = len(list(interrupted.iterdir()))
+        with _slow_scoring(profile, whole, None) as every:
+            every.score_to(profile.scenarios)
+        every_call = len(list(whole.iterdir()))
+        assert 0 < calls < every_call / 3, (calls, every_call)

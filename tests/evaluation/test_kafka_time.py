@@ -142,6 +142,7 @@ def test_summaries_and_tables_show_each_setup_and_only_the_counted_scores() -> N
         (lambda: kafka_time.measure_all(sizes=(2,), seeds=1), "group size"),  # type: ignore[arg-type]
         (lambda: kafka_time.parse_sizes("10x100,ten"), "'ten'"),
         (lambda: kafka_time.figure([], "moves"), "moves"),
+        (lambda: kafka_time.figure([], "heartbeats"), "summaries is empty"),
     ],
 )
 def test_bad_arguments_are_named(call: object, culprit: str) -> None:

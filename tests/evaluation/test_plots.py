@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import signal
 import threading
 import time
@@ -263,3 +264,48 @@ def test_a_process_forked_meanwhile_keeps_no_drawing_process_waiting(tmp_path: P
     sent.close()
     assert finished_while_held
     assert saved[0] is not None
+
+
+def test_a_job_pickle_cannot_send_is_refused_and_the_process_still_leaves() -> None:
+    drawing = DrawingProcess(lambda: None, processes=1)
+    child = drawing.child
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        drawing.save(drawings_telling_where, (lambda: None,), Path("."))
+    closing = threading.Thread(target=drawing.close)
+    closing.start()
+    closing.join(timeout=30)
+    closed = not closing.is_alive()
+    if not closed:  # close waits for a process still waiting for its job: end it
+        assert child is not None
+        os.kill(child, signal.SIGKILL)
+        closing.join()
+    assert closed
+
+
+def _failing_here(parent: int, started: Path, draw: Callable[[], Figure | None]) -> Figure | None:
+    """`draw()` in a forked child, once two processes have started a drawing (each records its
+    id in `started`); in `parent`, a drawing that raises."""
+    (started / str(os.getpid())).touch()
+    if os.getpid() == parent:
+        deadline = time.monotonic() + 30
+        while len(list(started.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise RuntimeError("this drawing fails here")
+    return draw()
+
+
+def test_a_drawing_failing_here_raises_once_the_children_are_reaped(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    started.mkdir()
+    failing = partial(_failing_here, os.getpid(), started)
+    drawings: list[Drawing] = [
+        (f"{index}.png", partial(failing, partial(plots.moves, SUMMARY)), "M", "m")
+        for index in range(4)
+    ]
+    with pytest.raises(RuntimeError, match="fails here"):
+        save_drawings(drawings, tmp_path, processes=3)
+    children = [int(path.name) for path in started.iterdir() if int(path.name) != os.getpid()]
+    assert children, "no child took a drawing"
+    for child in children:
+        with pytest.raises(ProcessLookupError):
+            os.kill(child, 0)  # reaped, not a zombie

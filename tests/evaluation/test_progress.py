@@ -71,6 +71,17 @@ def test_a_batch_that_will_take_minutes_says_so_once_its_pace_is_known() -> None
     )
 
 
+def test_the_pace_is_trusted_after_three_scenarios_and_two_seconds_both() -> None:
+    # 0.25 s a scenario: after 3 scenarios only 0.75 s have passed; the pace is read at the
+    # 8th, when 2 s have, and 992 scenarios are left
+    terminal, clock = Terminal(), Clock()
+    progress = Progress(terminal, clock)
+    run_batch(progress, clock, 0, 1000, 0.25)
+    lines = terminal.getvalue().split("\n")[:-1]
+    assert len(lines) == 1
+    assert lines[0].endswith("About 4 min 8 s for 992 more scenarios (0.25 s each so far).")
+
+
 def test_a_pipe_or_a_file_gets_nothing() -> None:
     piped, clock = io.StringIO(), Clock()
     progress = Progress(piped, clock)

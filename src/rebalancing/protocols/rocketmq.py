@@ -83,11 +83,10 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from rebalancing.contract import AssignFunction, ProtocolRun, sorted_distinct_ids
-from rebalancing.protocols.kafka_common import planned
+from rebalancing.protocols.kafka_common import Departures, checked_seconds, planned
 from rebalancing.protocols.ownership_ledger import QUIET, OwnershipLedger
 
 RebalancePhases = Literal["random", "kept"]
-Departures = Literal["graceful", "crash"]
 Mode = Literal["client", "broker"]
 
 REBALANCE_WAIT_INTERVAL_MS = 20_000
@@ -211,10 +210,7 @@ class RocketMQSession:
             raise ValueError(f"unknown departures {departures!r}; known: graceful, crash")
         if phases not in ("random", "kept"):
             raise ValueError(f"unknown phases {phases!r}; known: random, kept")
-        if isinstance(plan_seconds, bool) or not isinstance(plan_seconds, int | float):
-            raise TypeError(f"plan_seconds must be seconds, not {plan_seconds!r}")
-        if not (math.isfinite(plan_seconds) and plan_seconds >= 0):
-            raise ValueError(f"plan_seconds must be finite and >= 0, not {plan_seconds!r}")
+        plan_seconds = checked_seconds("plan_seconds", plan_seconds)
         if plan_seconds > 0 and mode == "client":
             raise ValueError("plan_seconds is the broker's time on the request path: mode broker")
         if (
@@ -233,7 +229,7 @@ class RocketMQSession:
         self.rng = random.Random(seed)
         self.departures: Departures = departures
         self.phases: RebalancePhases = phases
-        self.plan_seconds = float(plan_seconds)
+        self.plan_seconds = plan_seconds
         self.max_runs_per_client = max_runs_per_client
         self.now = 0.0
         self.queues: list[Any] = []
@@ -263,7 +259,8 @@ class RocketMQSession:
         consumer_list = sorted_distinct_ids(consumers, "consumer")
         if kind != "crash":
             return self.change(queues, consumer_list, crashed=(), graceful=True)
-        gone = [name for name in self.clients if name not in set(consumer_list)]
+        remaining = set(consumer_list)
+        gone = [name for name in self.clients if name not in remaining]
         return self.change(queues, consumer_list, crashed=gone)
 
     def most_consumers(self) -> int:
@@ -285,9 +282,10 @@ class RocketMQSession:
         (`graceful`: they all shut down cleanly whatever it says). Runs until quiet."""
         sorted_queues = sorted_distinct_ids(queues, "queue")
         sorted_consumers = sorted_distinct_ids(consumers, "consumer")
+        present = set(sorted_consumers)
         crashed_clients = set(crashed)
         for name in crashed_clients:
-            if name not in self.clients or name in sorted_consumers:
+            if name not in self.clients or name in present:
                 raise ValueError(f"crashed client {name!r} is not a client that left")
         if (
             self._quiet
@@ -303,7 +301,7 @@ class RocketMQSession:
             client.owned &= final_queues
         self._ledger = ledger = OwnershipLedger(start, self._reading(sorted_queues))
         self._events = []
-        staying = [name for name in sorted(self.clients) if name in set(sorted_consumers)]
+        staying = [name for name in sorted(self.clients) if name in present]
         self._schedule_timers(start, staying, queues_changed)
         self._depart(start, sorted_consumers, crashed_clients, graceful)
         joined = [name for name in sorted_consumers if name not in self.clients]

@@ -20,7 +20,7 @@ import sys
 import textwrap
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -69,16 +69,23 @@ class Comparison:
 class ScenarioScoring:
     """A profile's scenarios scored in order, batch by batch: every row kept for the summary,
     and each scenario's mean over its rebalances, per strategy, on each deciding score of the
-    profile's system (what the paired comparisons read)."""
+    profile's system (what the paired comparisons read). A batch is scored in `workers`
+    forked processes (by default one per core this process may run on, or this process alone
+    on a platform that cannot fork)."""
 
     def __init__(
         self, profile: Profile, progress: Progress | None = None, workers: int | None = None
     ) -> None:
         self.profile = profile
         self.progress = progress
-        self.workers = usable_cores() if workers is None else workers
+        self.workers = (usable_cores() if can_fork() else 1) if workers is None else workers
         if type(self.workers) is not int or self.workers < 1:
             raise ValueError(f"workers must be a positive integer, not {workers!r}")
+        if self.workers > 1 and not can_fork():
+            raise ValueError(
+                f"workers={workers!r}: several processes score by forking this one, which this "
+                "platform cannot do; give workers=1"
+            )
         system = SYSTEM_VERDICTS[profile.system]
         self.strategies = {
             strategy.name: strategy for strategy in system.strategies(profile.strategies)
@@ -114,24 +121,33 @@ class ScenarioScoring:
             self.progress.batch(self.scored, count, label, then)
         indices = range(self.scored, count)
         engine = batch_engine(len(indices))
+        rows: Iterable[ScoreRow]
         if self.workers > 1 and len(indices) >= PARALLEL_FROM:
             rows = self._scored_in_processes(indices, engine)
         else:
             rows = self._scored_here(indices, self.progress, engine)
-        for row in rows:
-            self.rows.append(row)
-            of_strategy = self.sums[row.strategy]
-            for metric in self.metrics:
-                value = getattr(row, metric)
-                if value is None:
-                    continue
-                entry = of_strategy[metric].get(row.scenario)
-                if entry is None:
-                    of_strategy[metric][row.scenario] = [float(value), 1.0]
-                else:
-                    entry[0] += value
-                    entry[1] += 1
+        try:
+            for row in rows:
+                self._file(row)
+        except BaseException:
+            self.close()  # an interrupted scoring leaves no process behind
+            raise
         self.scored = max(self.scored, count)
+
+    def _file(self, row: ScoreRow) -> None:
+        """Keep `row`, and add its deciding scores to its scenario's sums."""
+        self.rows.append(row)
+        of_strategy = self.sums[row.strategy]
+        for metric in self.metrics:
+            value = getattr(row, metric)
+            if value is None:
+                continue
+            entry = of_strategy[metric].get(row.scenario)
+            if entry is None:
+                of_strategy[metric][row.scenario] = [float(value), 1.0]
+            else:
+                entry[0] += value
+                entry[1] += 1
 
     def _scored_here(
         self, indices: range, progress: Progress | None, engine: str | None
@@ -152,13 +168,15 @@ class ScenarioScoring:
             protocol=self.protocol,
         )
 
-    def _scored_in_processes(self, indices: range, engine: str | None) -> Iterator[ScoreRow]:
+    def _scored_in_processes(self, indices: range, engine: str | None) -> list[ScoreRow]:
         """The rows of scenarios `indices` in the order one process gives them, scored by
         `engine` in `workers` forked processes, chunk by chunk (a scenario is the same wherever
         it is scored: its seed is its index's). The processes are forked at the first such
         batch and serve the later ones (what they loaded, numba's kernels among it, stays
-        loaded); they inherit this scoring by fork, so a strategy defined in a notebook or a
-        user's module needs no pickling; only rows come back."""
+        loaded) until `close`; they inherit this scoring by fork, so a strategy defined in a
+        notebook or a user's module needs no pickling; only rows come back. On an error or an
+        interrupt the processes are stopped at once and the chunks none has started dropped,
+        not scored for nothing."""
         chunk = max(1, min(CHUNK_MOST, len(indices) // (self.workers * 4)))
         chunks = [indices[start : start + chunk] for start in range(0, len(indices), chunk)]
         if self._pool is None:
@@ -168,14 +186,20 @@ class ScenarioScoring:
                 initializer=_adopt,
                 initargs=(self,),  # inherited by the fork, never pickled
             )
-        parts = self._pool.map(_score_chunk, chunks, [engine] * len(chunks))
-        for part, rows in zip(chunks, parts, strict=True):
-            yield from rows
-            if self.progress is not None:
-                for _ in part:
-                    self.progress.scenario_done()
+        rows: list[ScoreRow] = []
+        try:
+            parts = self._pool.map(_score_chunk, chunks, [engine] * len(chunks))
+            for part, scored in zip(chunks, parts, strict=True):
+                rows += scored
+                if self.progress is not None:
+                    for _ in part:
+                        self.progress.scenario_done()
+        except BaseException:
+            self.close()  # cancels the chunks still queued
+            raise
         if self.progress is not None:
             self.progress.batch_done()
+        return rows
 
     def summary(self) -> Summary:
         return summarise(self.rows)
@@ -227,6 +251,12 @@ def _score_chunk(indices: range, engine: str | None) -> list[ScoreRow]:
     """In a forked child: the rows of scenarios `indices` of the scoring that forked it."""
     assert _FORKED_SCORING is not None, "a chunk is scored only in a child forked by a batch"
     return list(_FORKED_SCORING._scored_here(indices, None, engine))  # the parent shows progress
+
+
+def can_fork() -> bool:
+    """Whether this platform forks processes (not Windows): the batches are scored in forked
+    processes only there, and in this one elsewhere."""
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def usable_cores() -> int:

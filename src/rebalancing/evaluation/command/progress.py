@@ -19,8 +19,8 @@ MINUTES = 60.0
 """A batch whose scenarios left are expected to take this long or more gets an estimate line."""
 
 PACE_AFTER = (3, 2.0)
-"""Scenarios and seconds of a batch after which its pace is trusted for an estimate (when no
-earlier batch gave one)."""
+"""Scenarios and seconds of a batch after which (both) its pace is trusted for an estimate (when
+no earlier batch gave one)."""
 
 Item = TypeVar("Item")
 
@@ -76,7 +76,8 @@ class Progress:
         self.batch_scored += 1
         now = self.clock()
         spent = now - self.batch_started
-        if not self.estimated and (self.batch_scored, spent) >= PACE_AFTER:
+        least_scenarios, least_seconds = PACE_AFTER
+        if not self.estimated and self.batch_scored >= least_scenarios and spent >= least_seconds:
             self._estimate(spent / self.batch_scored)
         if now - self.drawn_at >= REFRESH_SECONDS or self.scored == self.batch_end:
             self._draw(now)

@@ -73,7 +73,7 @@ def _saved_in_processes(drawings: Sequence[Drawing], out: Path, processes: int) 
     forked children, each taking the next index from a pipe holding them all (4 bytes each,
     written at once, so each read takes one whole), so that they finish together whatever
     each figure costs; each child tells which it took and saved, and what a failed child took
-    is drawn here again."""
+    is drawn here again. A drawing that raises here raises once the children have ended."""
     queue, queued = os.pipe()
     os.write(queued, b"".join(index.to_bytes(4, "big") for index in range(len(drawings))))
     os.close(queued)
@@ -91,12 +91,13 @@ def _saved_in_processes(drawings: Sequence[Drawing], out: Path, processes: int) 
                 os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
         os.close(writer)
         children.append((child, reader))
-    taken, written = _taken_and_saved(queue, drawings, out)
-    os.close(queue)
+    try:
+        taken, written = _taken_and_saved(queue, drawings, out)
+    finally:  # the children are reaped and their pipes closed even when a drawing here raises
+        os.close(queue)
+        told_by = [(_received(reader), os.waitpid(child, 0)[1]) for child, reader in children]
     done, saved = set(taken), set(written)
-    for child, reader in children:
-        told = _received(reader)
-        _, status = os.waitpid(child, 0)
+    for told, status in told_by:
         if os.waitstatus_to_exitcode(status) == 0 and told:
             taken, written = json.loads(told)
             done.update(taken)
@@ -157,13 +158,15 @@ class DrawingProcess:
         self, drawings_of: Callable[..., Sequence[Drawing]], arguments: tuple[Any, ...], out: Path
     ) -> list[FigureFile] | None:
         """Have the process draw `drawings_of(*arguments)` (a function of its module and
-        arguments that pickle can send) into `out`: the figures saved, as save_drawings returns
-        them, or None when there is no process or it failed."""
+        arguments that pickle can send: else what pickle raises) into `out`: the figures saved,
+        as save_drawings returns them, or None when there is no process or it failed."""
         if self.child is None:
             return None
+        # pickled before a pipe is taken: should it raise, close still ends the process
+        message = pickle.dumps((drawings_of, arguments, str(out)))
         try:  # each pipe is closed by the call given it, or else by close
             job, self.job = self.job, -1
-            _send(job, pickle.dumps((drawings_of, arguments, str(out))))
+            _send(job, message)
             result, self.result = self.result, -1
             told = _received(result)
         except OSError:  # the process is gone

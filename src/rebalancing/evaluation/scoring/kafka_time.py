@@ -43,9 +43,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rebalancing.contract import ProtocolRun
 from rebalancing.evaluation.scenarios.changes import scenario_seed
-from rebalancing.evaluation.scoring import protocol_time
-from rebalancing.evaluation.scoring.aggregates import aggregate
-from rebalancing.evaluation.scoring.protocol_time import CostSummary
+from rebalancing.evaluation.scoring import event_costs
+from rebalancing.evaluation.scoring.event_costs import (
+    CostSummary,
+    median_lines,
+    positive_integer,
+    seeded_names,
+    summarise_costs,
+)
 from rebalancing.protocols import ClassicSession, ConsumerSession
 from rebalancing.protocols.kafka_common import HeartbeatPhases, KafkaGroupSession
 from rebalancing.strategies import STRATEGIES
@@ -163,22 +168,15 @@ class EventPlan:
     batches: tuple[tuple[str, ...], ...]
 
 
-def _positive(name: str, value: object) -> int:
-    if type(value) is not int or value < 1:
-        raise ValueError(f"{name} must be a positive integer, not {value!r}")
-    return value
-
-
 def event_plan(event: str, members: int, partitions: int, seed: int) -> EventPlan:
     """The group of `members` x `partitions` and `event`'s part in it (module docstring), drawn
     from `seed`."""
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
-    _positive("members", members)
-    _positive("partitions", partitions)
+    positive_integer("members", members)
+    positive_integer("partitions", partitions)
     rng = random.Random(seed)
-    numbers = rng.sample(range(10 * (members + 1)), members + 1)
-    names = [f"member-{number:04d}" for number in numbers]
+    names = seeded_names(rng, members + 1, "member")
     group = tuple(sorted(names[:members]))
     newcomer = names[members] if event in ("join", "slow_join") else None
     crashed = rng.choice(group) if event == "crash" else None
@@ -336,8 +334,7 @@ def measure_all(
 ) -> list[KafkaEventCost]:
     """Every event's cost for every setup, group size and seed 0..seeds-1 (setups outermost,
     then sizes, seeds, events)."""
-    if type(seeds) is not int or seeds < 1:
-        raise ValueError(f"seeds must be a positive integer, not {seeds!r}")
+    positive_integer("seeds", seeds)
     for size in sizes:
         if not (isinstance(size, tuple) and len(size) == 2):
             raise ValueError(f"a group size must be (members, partitions), not {size!r}")
@@ -357,34 +354,20 @@ def parse_sizes(text: str) -> tuple[tuple[int, int], ...]:
         members, _, partitions = part.strip().partition("x")
         if not (members.isdigit() and partitions.isdigit()):
             raise ValueError(f"a group size is MEMBERSxPARTITIONS (e.g. 10x100), not {part!r}")
-        sizes.append((_positive("members", int(members)), _positive("partitions", int(partitions))))
+        sizes.append(
+            (
+                positive_integer("members", int(members)),
+                positive_integer("partitions", int(partitions)),
+            )
+        )
     return tuple(sizes)
 
 
 def summarise(costs: Iterable[KafkaEventCost]) -> list[CostSummary]:
     """Per (setup, event, members): the median and 95th percentile of each of SCORES over the
-    seeded runs (None where the protocol does not count it) and how many did not settle, as
-    protocol_time's CostSummary (its `consumers` the members, its `queues` the partitions)."""
-    groups: dict[tuple[str, str, int], list[KafkaEventCost]] = {}
-    for cost in costs:
-        groups.setdefault((cost.protocol, cost.event, cost.members), []).append(cost)
-    summaries = []
-    for (setup, event, members), runs in groups.items():
-        distributions = {score: aggregate(getattr(run, score) for run in runs) for score in SCORES}
-        summaries.append(
-            CostSummary(
-                protocol=setup,
-                event=event,
-                consumers=members,
-                queues=runs[0].partitions,
-                runs=len(runs),
-                median={score: distributions[score].p50 for score in SCORES},
-                p95={score: distributions[score].p95 for score in SCORES},
-                spread_max=None,
-                unsettled=sum(not run.converged for run in runs),
-            )
-        )
-    return summaries
+    seeded runs (None where the protocol does not count it) and how many did not settle, as a
+    CostSummary (its `consumers` the members, its `queues` the partitions)."""
+    return summarise_costs(costs, SCORES, consumers="members", queues="partitions")
 
 
 LABELS: Mapping[str, str] = {
@@ -407,7 +390,7 @@ EVENT_TITLES: Mapping[str, str] = {
 
 def markdown_tables(summaries: Sequence[CostSummary]) -> str:
     """Every event's tables, one per score that some setup counts, each under a heading."""
-    return protocol_time.markdown_tables(
+    return event_costs.markdown_tables(
         summaries,
         titles=EVENT_TITLES,
         labels=LABELS,
@@ -430,15 +413,7 @@ def _panel(axes: Any, summaries: Sequence[CostSummary], event: str, score: str) 
     """Per setup, the median of `score` on `event` against members, shaded to the 95th
     percentile; the ticks name members and partitions."""
     chosen = [s for s in summaries if s.event == event and s.median[score] is not None]
-    for setup in dict.fromkeys(summary.protocol for summary in chosen):
-        line = sorted(
-            (s.consumers, s.median[score], s.p95[score]) for s in chosen if s.protocol == setup
-        )
-        colour, style = COLOURS.get(setup, ("black", "-"))
-        xs = [point[0] for point in line]
-        medians = [point[1] for point in line]
-        axes.plot(xs, medians, marker="o", label=setup, color=colour, linestyle=style)
-        axes.fill_between(xs, medians, [point[2] for point in line], color=colour, alpha=0.15)
+    median_lines(axes, chosen, event, score, dict.fromkeys(s.protocol for s in chosen), COLOURS)
     sizes = sorted({(s.consumers, s.queues) for s in summaries})
     axes.set_xscale("log")
     axes.set_xticks([members for members, _ in sizes], [f"{m}\n{p}" for m, p in sizes])
@@ -459,6 +434,8 @@ def figure(summaries: Sequence[CostSummary], score: str) -> Figure:
     if score not in SCORES:
         raise ValueError(f"unknown score {score!r}; known: {', '.join(SCORES)}")
     events = list(dict.fromkeys(summary.event for summary in summaries))
+    if not events:
+        raise ValueError("no summaries to draw: summaries is empty")
     columns = min(3, len(events))
     rows = math.ceil(len(events) / columns)
     drawn, grid = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.6 * rows), squeeze=False)
