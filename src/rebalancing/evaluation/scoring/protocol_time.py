@@ -55,12 +55,48 @@ from rebalancing.evaluation.scenarios.changes import (
     _Generator,
     scenario_seed,
 )
-from rebalancing.evaluation.scoring.aggregates import aggregate
+from rebalancing.evaluation.scoring import event_costs
+from rebalancing.evaluation.scoring.event_costs import (
+    CostSummary,
+    markdown_table,
+    median_lines,
+    number,
+    positive_integer,
+    seeded_names,
+    summarise_costs,
+)
 from rebalancing.evaluation.scoring.replay import score_scenario
 from rebalancing.strategies import STRATEGIES, Strategy, event_hubs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+__all__ = [  # CostSummary, markdown_table and number are event_costs', public here since 0.1.0
+    "BASE_SEED",
+    "EVENTS",
+    "EVENT_TITLES",
+    "GROUP_SIZES",
+    "LABELS",
+    "ORDERINGS",
+    "PROTOCOLS",
+    "QUEUES_PER_CONSUMER",
+    "SCORES",
+    "TIMED",
+    "CostSummary",
+    "EventCost",
+    "event_steps",
+    "figure",
+    "markdown_table",
+    "markdown_tables",
+    "measure",
+    "measure_all",
+    "number",
+    "orderings_figure",
+    "protocol_strategy",
+    "queue_seconds_figure",
+    "summarise",
+    "time_figure",
+]
 
 EVENTS: tuple[str, ...] = ("join", "crash", "rolling_restart")
 """The events measured, in the order the tables show them."""
@@ -143,15 +179,10 @@ def event_steps(event: str, consumers: int, queues: int, seed: int) -> tuple[Ste
     module docstring), drawn from `seed`."""
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
-    if type(consumers) is not int or consumers < 1:
-        raise ValueError(f"consumers must be a positive integer, not {consumers!r}")
-    if type(queues) is not int or queues < 1:
-        raise ValueError(f"queues must be a positive integer, not {queues!r}")
+    positive_integer("consumers", consumers)
+    positive_integer("queues", queues)
     rng = random.Random(seed)
-    names = [
-        f"consumer-{number:04d}"
-        for number in rng.sample(range(10 * (consumers + 1)), consumers + 1)
-    ]
+    names = seeded_names(rng, consumers + 1, "consumer")
     group = SortedIds(names[:consumers], "consumer")
     queue_ids = SortedIds(range(queues), "queue")
     start = Step(0, INITIAL, queue_ids, group)
@@ -244,8 +275,7 @@ def measure_all(
 ) -> list[EventCost]:
     """`measure` for every protocol, event, group size and seed 0..seeds-1 (in that nesting,
     seeds innermost)."""
-    if type(seeds) is not int or seeds < 1:
-        raise ValueError(f"seeds must be a positive integer, not {seeds!r}")
+    positive_integer("seeds", seeds)
     return [
         measure(protocol, event, size, seed, queues)
         for protocol in protocols
@@ -255,51 +285,10 @@ def measure_all(
     ]
 
 
-@dataclass(frozen=True)
-class CostSummary:
-    """One protocol's costs of one event at one group size over its seeded runs: the median
-    and the 95th percentile of each of SCORES (None: the protocol models no time), the largest
-    spread once over, and how many runs did not settle."""
-
-    protocol: str
-    event: str
-    consumers: int
-    queues: int
-    runs: int
-    median: Mapping[str, float | None]
-    p95: Mapping[str, float | None]
-    spread_max: int | None
-    unsettled: int
-
-
 def summarise(costs: Iterable[EventCost]) -> list[CostSummary]:
     """The CostSummary of each (protocol, event, consumers) among `costs`, in the order they
     first appear."""
-    groups: dict[tuple[str, str, int], list[EventCost]] = {}
-    for cost in costs:
-        groups.setdefault((cost.protocol, cost.event, cost.consumers), []).append(cost)
-    summaries = []
-    for (protocol, event, consumers), runs in groups.items():
-        medians: dict[str, float | None] = {}
-        tails: dict[str, float | None] = {}
-        for score in SCORES:
-            distribution = aggregate(getattr(run, score) for run in runs)
-            medians[score], tails[score] = distribution.p50, distribution.p95
-        spreads = [run.spread for run in runs if run.spread is not None]
-        summaries.append(
-            CostSummary(
-                protocol,
-                event,
-                consumers,
-                runs[0].queues,
-                len(runs),
-                medians,
-                tails,
-                max(spreads) if spreads else None,
-                sum(not run.converged for run in runs),
-            )
-        )
-    return summaries
+    return summarise_costs(costs, SCORES, consumers="consumers", queues="queues", spread="spread")
 
 
 LABELS: Mapping[str, str] = {
@@ -317,46 +306,6 @@ EVENT_TITLES: Mapping[str, str] = {
 }
 
 
-def number(value: float | None) -> str:
-    """A figure for a table: n/a for None, three significant digits below 100."""
-    if value is None:
-        return "n/a"
-    if value == 0:
-        return "0"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
-
-
-def markdown_table(summaries: Sequence[CostSummary], event: str, score: str) -> str:
-    """One Markdown table: a row per protocol, a column per group size, each cell the median
-    and, in brackets, the 95th percentile of `score` on `event`."""
-    chosen = [summary for summary in summaries if summary.event == event]
-    sizes = sorted({summary.consumers for summary in chosen})
-    protocols = list(dict.fromkeys(summary.protocol for summary in chosen))
-    by_key = {(summary.protocol, summary.consumers): summary for summary in chosen}
-    queues = {summary.consumers: summary.queues for summary in chosen}
-    header = [f"{size} x {queues[size]}" for size in sizes]
-    lines = [
-        "| protocol | " + " | ".join(header) + " |",
-        "|---|" + "---|" * len(sizes),
-    ]
-    for protocol in protocols:
-        cells = []
-        for size in sizes:
-            summary = by_key.get((protocol, size))
-            if summary is None:
-                cells.append("")
-                continue
-            median, tail = summary.median[score], summary.p95[score]
-            cell = number(median) if median is None else f"{number(median)} ({number(tail)})"
-            if summary.unsettled:
-                cell += f" ({summary.unsettled} unsettled)"
-            cells.append(cell)
-        lines.append(f"| `{protocol}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def markdown_tables(
     summaries: Sequence[CostSummary],
     *,
@@ -365,26 +314,11 @@ def markdown_tables(
     columns: str = "consumers x queues",
     counted_only: bool = False,
 ) -> str:
-    """Every event's tables, one per score of `labels`, each under a heading that says what it
-    holds (the event's title of `titles`); `counted_only`: a table keeps only the rows whose
-    protocol counts the score (a score no protocol counts has no table)."""
-    parts = []
-    runs = max((summary.runs for summary in summaries), default=0)
-    for event in dict.fromkeys(summary.event for summary in summaries):
-        for score, label in labels.items():
-            rows = [
-                summary
-                for summary in summaries
-                if not counted_only or summary.median.get(score) is not None
-            ]
-            if not any(summary.event == event for summary in rows):
-                continue
-            parts.append(
-                f"### {titles[event].capitalize()}: {label}\n\n"
-                f"Median (95th percentile) of {runs} seeded runs; columns: {columns}.\n\n"
-                f"{markdown_table(rows, event, score)}\n"
-            )
-    return "\n".join(parts)
+    """Every event's tables (event_costs.markdown_tables), by default this module's events and
+    scores."""
+    return event_costs.markdown_tables(
+        summaries, titles=titles, labels=labels, columns=columns, counted_only=counted_only
+    )
 
 
 _STYLES: Mapping[str, tuple[str, str]] = {
@@ -405,32 +339,7 @@ def _draw(
 ) -> None:
     """On `axes`: per protocol, the median of `score` on `event` against group size as a line,
     the band up to the 95th percentile shaded."""
-    for protocol in protocols:
-        points = sorted(
-            (summary.consumers, summary.median[score], summary.p95[score])
-            for summary in summaries
-            if summary.event == event and summary.protocol == protocol
-        )
-        points = [point for point in points if point[1] is not None]
-        if not points:
-            continue
-        sizes = [point[0] for point in points]
-        colour, style = _STYLES.get(protocol, (None, "-"))
-        axes.plot(
-            sizes,
-            [point[1] for point in points],
-            marker="o",
-            label=protocol,
-            color=colour,
-            linestyle=style,
-        )
-        axes.fill_between(
-            sizes,
-            [point[1] for point in points],
-            [point[2] for point in points],
-            color=colour,
-            alpha=0.15,
-        )
+    median_lines(axes, summaries, event, score, protocols, _STYLES)
     axes.set_xscale("log", base=2)
     every_size = sorted({summary.consumers for summary in summaries})
     axes.set_xticks(every_size, [str(size) for size in every_size])
