@@ -662,3 +662,11 @@ def test_it_gives_up_names_a_count_imbalance_when_the_pick_has_one() -> None:
     verdict = decide(even, SYSTEM_VERDICTS["kafka-eager"], ["weighted", "sticky"])
     assert verdict.recommended == ("weighted",)
     assert "even queue counts" not in verdict.reason
+
+
+def test_rocketmq_how_to_run_is_told_client_or_broker_by_a_bool_only() -> None:
+    # a misspelt place once silently gave the broker's text: now only True or False is taken
+    from rebalancing.evaluation.decision.how_to_run import in_rocketmq
+
+    with pytest.raises(TypeError, match="client_side must be True or False"):
+        in_rocketmq("on every client")  # type: ignore[arg-type]

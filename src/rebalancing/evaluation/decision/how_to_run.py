@@ -62,17 +62,20 @@ def on_kafka_brokers(strategy: Strategy) -> str | None:
     )
 
 
-def in_rocketmq(where: str) -> Callable[[Strategy], str]:
-    """RocketMQ's own class, else the module to port, `where` the plan is made: on every client, or
-    on the broker (apache/rocketmq's QueryAssignmentProcessor: two strategies, no previous plan)."""
+def in_rocketmq(client_side: bool) -> Callable[[Strategy], str]:
+    """RocketMQ's own class, else the module to port, for a plan made on every client
+    (`client_side`) or on the broker (apache/rocketmq's QueryAssignmentProcessor: two strategies,
+    no previous plan)."""
+    if type(client_side) is not bool:
+        raise TypeError(f"client_side must be True or False, not {client_side!r}")
     served = ("AllocateMessageQueueAveragely", "AllocateMessageQueueAveragelyByCircle")
 
     def how(strategy: Strategy) -> str:
         built_in, module = strategy.native.get("rocketmq"), module_of(strategy)
         port = f"port {module} (its docstring gives the algorithm) to an "
         port += "AllocateMessageQueueStrategy"
-        if where == "on every client":
-            ported = f"RocketMQ has no {strategy.name}: {port} {where}."
+        if client_side:
+            ported = f"RocketMQ has no {strategy.name}: {port} on every client."
             return f"RocketMQ ships it: {built_in}." if built_in else ported
         via = "consumers calling setClientRebalance(false) and setAllocateMessageQueueStrategy with"
         if built_in in served:
