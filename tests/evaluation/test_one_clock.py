@@ -74,3 +74,21 @@ def test_a_tie_is_broken_by_the_median_call_not_by_the_tail() -> None:
     verdict = decide(longer_tail, ANY, ["averagely", "round_robin"])
     assert set(verdict.recommended) == {"averagely", "round_robin"}
     assert "faster" not in verdict.reason
+
+
+def test_a_score_neither_candidate_has_is_a_settled_level() -> None:
+    """Two functions have no seconds: level on them, settled (no number of scenarios gives them
+    any), so an automatic run does not draw scenarios to the cap for it."""
+    summary = summary_of(
+        sac=clocked(5.0),
+        averagely=metrics(assign_micros=spread_around(10.0, 1.0)),
+        cooperative_sticky=metrics(assign_micros=spread_around(12.0, 1.0)),
+    )
+    verdict = decide(summary, ANY, ["sac", "averagely", "cooperative_sticky"])
+    seconds = [
+        d
+        for d in verdict.differences[("averagely", "cooperative_sticky")]
+        if d.metric == "seconds_to_balance"
+    ]
+    assert [(d.better, d.settled) for d in seconds] == [(0, True)]
+    assert unsettled(verdict) == []

@@ -243,13 +243,14 @@ def decide(
 
 
 def _one_sided(first: Aggregate, second: Aggregate, score: Score) -> Difference | None:
-    """A comparison on a score one candidate has and the other has not (a strategy with no
-    time model has no seconds to balance, `any` runs both): level, and settled, since no
-    number of scenarios gives the other a value. So the score decides only among those that
-    have it (the best of them sets the others with it aside, the rest stay level), and a
-    protocol's seconds are never set against a function's microseconds, nor against
-    nothing. None when both or neither have it: compare them as usual."""
-    if bool(first.count) == bool(second.count):
+    """A comparison on a score one candidate or neither has (a strategy with no time model has
+    no seconds to balance, `any` runs both): level, and settled, since no number of scenarios
+    gives it a value. So the score decides only among those that have it (the best of them
+    sets the others with it aside, the rest stay level), a protocol's seconds are never set
+    against a function's microseconds, nor against nothing, and two functions are not kept
+    drawing scenarios for a score neither has. None when both have it: compare them as
+    usual."""
+    if first.count and second.count:
         return None
     return Difference(score.metric, math.nan, 0.0, 0, settled=True)
 
