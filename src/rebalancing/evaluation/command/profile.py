@@ -351,8 +351,8 @@ def add_profile_arguments(
         help="churn: relative weights of change kinds, e.g. rolling_restart=3,crash=1; kinds: "
         + ", ".join(CHANGE_KINDS)
         + " (default: all alike); rolling_restart and flapping bring consumers back under their "
-        "id, as Kafka's static members (group.instance.id) come back: for dynamic members "
-        "use leave and join",
+        "id; on Kafka a restarting batch leaves, then rejoins 30 s later (a rebalance each way; "
+        "none with --static-membership); leave and join give dynamic members' new ids",
     )
     group.add_argument("--changes", default="1:6", help="changes per scenario, N or LOW:HIGH")
     group.add_argument(
@@ -375,7 +375,7 @@ def add_profile_arguments(
         "--static-membership",
         action="store_true",
         help="with a Kafka --system: every consumer sets group.instance.id (KIP-345), so a "
-        "restart back within session.timeout.ms moves nothing; its partitions wait for it",
+        "rolling_restart batch, back in 30 s (within session.timeout.ms), moves nothing",
     )
     run = parser.add_argument_group("the run")
     if scenarios == AUTO:
