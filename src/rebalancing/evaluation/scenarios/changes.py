@@ -13,7 +13,9 @@ churn operators meet most, and take several rebalances, each a step of that kind
   consumers, 2 or up to a quarter of the group; removing only where two steps of that size
   leave a consumer (a group of more than twice the size: a group of 3 or 4 scales out), and
   then fewer steps than drawn (never fewer than 2) where the next would empty the group;
-- `flapping`: one consumer crashes and rejoins under its id, 2-5 times.
+- `flapping`: one consumer leaves and rejoins under its id, 2-5 times (a process that stops
+  and starts again: the protocol sessions see each leave at once, as a graceful one; a
+  consumer that dies unnoticed until a timeout is `crash`).
 
 Placement (off by default; ScenarioSettings.zone_range and .weights turn it on; with it off the
 scenarios are exactly what they were, and with it on but no placement change kind in the mix
@@ -314,13 +316,12 @@ class _Generator:
         a batch is a quarter of the group, rounded up (Kubernetes' default maxUnavailable).
 
         Rejoining under the same id is what Kafka's static members do (group.instance.id,
-        KIP-345), and these steps are theirs when a restart outlasts session.timeout.ms: one
-        rebalance when the broker drops the member, one when it takes it back under its id.
-        The rolling_restart figures assume such members. A static member back within the
-        session timeout causes no rebalance at all (its queues wait for it, unread); a
-        dynamic member comes back under a new member id, a consumer no strategy has seen, so
-        a strategy that plans from ids (consistent hashing; the order averagely and
-        round_robin follow) does not give it back what it had, as it does here."""
+        KIP-345). How the steps are run is the protocol session's (docs/explanation/
+        kafka-protocols.md, "How a rolling restart is scored"): by default each batch leaves
+        gracefully and rejoins 30 s later, two rebalances, a dynamic member's timing under a
+        static member's ids (a dynamic member comes back under a new id, a consumer no
+        strategy has seen: `leave` then `join` score that); with static membership a restart
+        within the session timeout moves nothing, its queues waiting for it, unread."""
         order = self.rng.sample(consumers, len(consumers))
         batch = -(-len(order) // 4)
         present, same_queues = _sorted_ids(sorted(consumers)), _sorted_ids(queues)
@@ -364,7 +365,8 @@ class _Generator:
     def flapping(
         self, index: int, queues: Sequence[int], consumers: Sequence[str]
     ) -> Iterator[Step]:
-        """One consumer crashes and rejoins under its id, 2-5 times."""
+        """One consumer leaves and rejoins under its id, 2-5 times (each leave graceful for the
+        protocol sessions: a `crash` is the change they notice only by a timeout)."""
         consumer = self.rng.choice(consumers)
         present, same_queues = _sorted_ids(sorted(consumers)), _sorted_ids(queues)
         without = _sorted_ids([other for other in present if other != consumer])
