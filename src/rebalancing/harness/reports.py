@@ -60,6 +60,8 @@ def write_reports(
         verdict,
         profile.describe(),
         csv_rows=aggregate_rows,
-        extra_figures=save_size_profiles(profile_rows, out),
+        extra_figures=save_size_profiles(
+            profile_rows, out, verdict.system.name, verdict.system.vendor
+        ),
     )
     return verdict

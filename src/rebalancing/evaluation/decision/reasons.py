@@ -154,7 +154,7 @@ def reason_on(
         for tied in tied_on
         if _known(overall[pick][tied.metric]) and _known(overall[runner_up][tied.metric])
     )
-    among = " of those no earlier score set aside" if narrowed else ""
+    among = " of those left" if narrowed else ""  # the out-on sentences name the others
     return (
         f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
         f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "

@@ -150,7 +150,7 @@ def render_report_page(
 {markdown_table_html(summary_table)}
 </div>
 <h3>Glossary</h3>
-{glossary_html()}
+{glossary_html(None if answer is None else answer[0].system.vendor)}
 </section>
 <section id="parameters">
 <h2>Parameters of the run</h2>
@@ -193,12 +193,12 @@ def answer_html(verdict: Verdict, profile: str) -> str:
     )
 
 
-def glossary_html() -> str:
+def glossary_html(vendor: str | None = None) -> str:
     """Every column of the summary table: its unit and definition (rebalancing.evaluation.
-    glossary, the source summary.md and --help share)."""
+    glossary, the source summary.md and --help share), as it reads on `vendor`'s system."""
     rows = "".join(
         f"<tr><td>{html.escape(column.header)}</td><td>{html.escape(column.unit)}</td>"
-        f"<td>{html.escape(column.definition())}</td></tr>"
+        f"<td>{html.escape(column.definition(vendor))}</td></tr>"
         for column in (*SUMMARY_COLUMNS, *VIEW_COLUMNS, *PLACEMENT_COLUMNS)
     )
     return (
