@@ -207,11 +207,15 @@ def glossary_html(vendor: str | None = None) -> str:
     )
 
 
-def parameters_html(run_info: Mapping[str, Any]) -> str:
-    """`run_info` as a two-column table, keys in their order, underscores read as spaces;
-    nested mappings become nested tables, lists of plain values comma-separated lists."""
+def parameters_html(run_info: Mapping[str, Any], nested: bool = False) -> str:
+    """`run_info` as a two-column table, keys in their order; nested mappings become nested
+    tables, lists of plain values comma-separated lists. The top level's keys, run.json's own
+    field names, read with spaces for underscores; a nested mapping's keys are shown as they
+    are (strategy ids, change kinds: `eager:round_robin`, `rolling_restart`), so that they can
+    be pasted back into --strategies and --mix."""
     rows = "".join(
-        f'<tr><th title="{html.escape(str(key))}">{html.escape(str(key).replace("_", " "))}</th>'
+        f'<tr><th title="{html.escape(str(key))}">'
+        f"{html.escape(str(key) if nested else str(key).replace('_', ' '))}</th>"
         f"<td>{_value_html(value)}</td></tr>"
         for key, value in run_info.items()
     )
@@ -220,7 +224,7 @@ def parameters_html(run_info: Mapping[str, Any]) -> str:
 
 def _value_html(value: Any) -> str:
     if isinstance(value, Mapping):
-        return parameters_html(value) if value else "none"
+        return parameters_html(value, nested=True) if value else "none"
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else list(value)
         if not items:
