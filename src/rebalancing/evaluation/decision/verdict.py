@@ -283,7 +283,7 @@ def _one_clock_note(
         f"{'runs' if len(clocked) == 1 else 'run'} one with a time model here; "
         f"{first_few(unclocked, 3)} {'has' if len(unclocked) == 1 else 'have'} no time (n/a), "
         "so the seconds set a candidate aside only against another with seconds, never "
-        "against a function's compute µs, and one with no time is level with all on them."
+        "against a function's compute µs; one with no time is level with every other on them."
     ]
 
 

@@ -168,7 +168,7 @@ def answer_html(verdict: Verdict, profile: str) -> str:
     head = "".join(f"<th>{html.escape(cell)}</th>" for cell in headers)
     body = []
     for row in rows:
-        recommended = row[-1] in ("recommended", "tie")
+        recommended = row[-1] in ("recommended", "tie", "only candidate")
         cells = "".join(
             f'<td class="number">{html.escape(cell)}</td>'
             if 0 < index < len(row) - 1
