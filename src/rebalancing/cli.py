@@ -16,6 +16,7 @@ from rebalancing.evaluation.decision.systems import (
     baseline_strategy,
     candidates_needs,
 )
+from rebalancing.evaluation.scoring.definitions import SCORES
 from rebalancing.version import __version__
 
 LOCAL_LIMIT = 20_000
@@ -67,7 +68,8 @@ def compare_main(arguments: Sequence[str]) -> int:
         "--engine",
         choices=("auto", "local", "spark"),
         default="auto",
-        help="local: one process, no Spark; spark: the Spark harness on embedded local[*], "
+        help="local: no Spark, scored on this machine (this process forks up to one "
+        "scoring process per usable core); spark: the Spark harness on embedded local[*], "
         f"for --scenarios N; auto: local up to {LOCAL_LIMIT:,} scenarios and for --scenarios "
         "auto (its batches run in this process)",
     )
@@ -100,20 +102,30 @@ def compare_main(arguments: Sequence[str]) -> int:
         )
     from rebalancing.harness.job import run  # imports pyspark
     from rebalancing.harness.options import HarnessOptions
+    from rebalancing.harness.reports import scored_seconds
 
     options = HarnessOptions.from_profile(profile)  # --out has a default
-    print(closing_lines(run(options), profile))
+    verdict = run(options)
+    print(closing_lines(verdict, profile, scored_seconds(options.out)))
     return 0
 
 
 def systems_text() -> str:
-    """Every system with its candidates and deciding scores, for `rebalancing systems`."""
+    """Every system with its candidates and deciding scores, for `rebalancing systems`: each
+    score by the label the verdict's table prints, its id (summary.csv's columns) in
+    brackets where they differ."""
     lines = []
     for name, system in SYSTEM_VERDICTS.items():
         candidates = system.candidates()
         lines.append(f"{name}: {system.title}")
         lines.append(f"  candidates: {', '.join(candidates)}")
-        lines.append(f"  decides on, in order: {', '.join(system.criteria)}")
+        criteria = (
+            SCORES[metric].label
+            if SCORES[metric].label == metric
+            else f"{SCORES[metric].label} ({metric})"
+            for metric in system.criteria
+        )
+        lines.append(f"  decides on, in order: {', '.join(criteria)}")
         lines += [
             f"  {', '.join(names)} {'needs' if len(names) == 1 else 'need'} {what}"
             for what, names in candidates_needs(system).items()

@@ -23,7 +23,7 @@ from rebalancing.evaluation.__main__ import main
 from rebalancing.evaluation.command import compare as comparing
 from rebalancing.evaluation.command.compare import compare_parser
 from rebalancing.evaluation.command.pipes import READER_LEFT
-from rebalancing.evaluation.command.profile import profile_from
+from rebalancing.evaluation.command.profile import Profile, profile_from
 from rebalancing.evaluation.decision.systems import ANY_SYSTEM, SYSTEM_VERDICTS, how_to_run
 from rebalancing.evaluation.moved import MOVED, REMOVED_IN
 
@@ -462,3 +462,42 @@ def test_a_user_strategy_under_a_registered_name_is_judged_by_its_own_systems(
     output = capsys.readouterr().out
     assert "Not candidates" not in output
     assert any(line.startswith("sticky ") for line in output.splitlines())
+
+
+def test_systems_name_the_deciding_scores_as_the_verdict_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The labels of the verdict's table, the ids (summary.csv's) in brackets where they
+    differ."""
+    assert rebalancing_main(["systems"]) == 0
+    output = capsys.readouterr().out
+    kafka = output.split("\nkafka:")[1].split("\nrocketmq-client:")[0]
+    assert (
+        "decides on, in order: unowned (queue_seconds_unowned), time (seconds_to_balance), "
+        "paused s (queue_seconds_paused)" in kafka
+    )
+    assert "balance (balance_degree), moves, stickiness," in kafka
+
+
+def test_compare_help_says_the_local_engine_uses_every_core(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        rebalancing_main(["compare", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "one process, no Spark" not in help_text
+    assert "forks up to one scoring process per usable core" in help_text
+
+
+def test_a_spark_runs_closing_lines_say_how_long_it_scored(tmp_path: Path) -> None:
+    """The harness's run.json holds its wall seconds: the closing lines print them as the local
+    engine does; without a run.json, no line (and no error)."""
+    from rebalancing.harness.reports import scored_seconds
+
+    (tmp_path / "run.json").write_text(json.dumps({"wall_seconds": 12.345}), "utf-8")
+    assert scored_seconds(tmp_path) == 12.345
+    assert scored_seconds(tmp_path / "nowhere") is None
+    profile = Profile(system="kafka-eager", scenarios=2, seed=1)
+    verdict = comparing.compare(profile).verdict
+    closing = comparing.closing_lines(verdict, profile, scored_seconds(tmp_path))
+    assert closing.endswith("Scored in 12.3 s.")

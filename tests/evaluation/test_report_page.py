@@ -301,3 +301,22 @@ def test_a_comparison_report_opens_with_the_verdict_in_the_first_window(
     assert_answer_first(browser, page)
     shown = browser.image_sizes(page)
     assert all(complete and width > 0 for complete, width, _ in shown), shown
+
+
+def test_the_parameters_show_ids_that_paste_back_into_the_command_line() -> None:
+    """A nested mapping's keys are ids (strategies, change kinds), shown as they are; the top
+    level's keys, run.json's field names, read with spaces."""
+    from rebalancing.evaluation.report.page import parameters_html
+
+    shown = parameters_html(
+        {
+            "change_weights": {"rolling_restart": 3.0},
+            "verdict": {"dominated": {"eager:round_robin": ["cooperative:cooperative_sticky"]}},
+        }
+    )
+    text = "".join(parse(shown).text)
+    assert "change weights" in text
+    assert "rolling_restart3.0" in text
+    assert "eager:round_robincooperative:cooperative_sticky" in text
+    assert "round robin" not in text
+    assert "rolling restart" not in text

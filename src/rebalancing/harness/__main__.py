@@ -23,8 +23,10 @@ def _run(arguments: Sequence[str] | None) -> int:
         return 2
     from rebalancing.evaluation.command.compare import closing_lines
     from rebalancing.harness.job import run  # imports pyspark: only once the parameters are good
+    from rebalancing.harness.reports import scored_seconds
 
-    print(closing_lines(run(options), options.profile))
+    verdict = run(options)
+    print(closing_lines(verdict, options.profile, scored_seconds(options.out)))
     return 0
 
 

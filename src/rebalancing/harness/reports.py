@@ -8,6 +8,7 @@ drawn.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,17 @@ def to_summary(
     return dict(sorted(summary.items()))
 
 
+def scored_seconds(out: Path) -> float | None:
+    """How long the run whose run.json is in `out` took to score (its `wall_seconds`: the Spark
+    session, the scoring and the aggregates, not the report), for the closing "Scored in" line
+    the local engine prints too; None without one."""
+    try:
+        seconds = json.loads((out / "run.json").read_text(encoding="utf-8"))["wall_seconds"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return float(seconds) if isinstance(seconds, (int, float)) else None
+
+
 def write_reports(
     out: Path,
     aggregate_rows: Sequence[Mapping[str, Any]],
@@ -60,6 +72,8 @@ def write_reports(
         verdict,
         profile.describe(),
         csv_rows=aggregate_rows,
-        extra_figures=save_size_profiles(profile_rows, out),
+        extra_figures=save_size_profiles(
+            profile_rows, out, verdict.system.name, verdict.system.vendor
+        ),
     )
     return verdict

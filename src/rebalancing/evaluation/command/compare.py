@@ -370,7 +370,11 @@ def _decided(profile: Profile, scoring: ScenarioScoring) -> tuple[Summary, Verdi
         summary = summaries[-1]
         still_level = unsettled(stopped.verdict) if stopped.capped else []
         sentence = drawn_until_decided(
-            stopped.scenarios, stopped.planned, stopped.confidence, still_level
+            stopped.scenarios,
+            stopped.planned,
+            stopped.confidence,
+            still_level,
+            compared=bool(stopped.verdict.differences),
         )
         verdict = replace(stopped.verdict, reason=f"{stopped.verdict.reason} {sentence}")
         profile = replace(profile, scenarios=stopped.scenarios)

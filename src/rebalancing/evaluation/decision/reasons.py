@@ -98,18 +98,25 @@ def count_imbalance(
     )
 
 
-def out_on(score: Score, best: str, dropped: list[str], overall: Overall) -> str:
+def out_on(
+    score: Score, best: str, dropped: list[str], overall: Overall, left: list[str] | None = None
+) -> str:
     """Which candidates a criterion set aside, with their means against the best one's (the
-    closest OUT_ON_SHOWN of them, best first, and how many more)."""
+    closest OUT_ON_SHOWN of them, best first, and how many more). When some of those it was
+    taken over (`left`) have no value of it (`any`: a function has no seconds), it set aside
+    among those that have one only, and the sentence says so, naming the best."""
     closest = sorted(dropped, key=lambda name: sort_key(overall[name][score.metric], score))
     values = first_few(
         [f"{name} {_value(overall[name][score.metric].mean, score)}" for name in closest],
         OUT_ON_SHOWN,
     )
-    return (
-        f"Out on {score.label} ({score.better} is better; the best "
-        f"{_value(overall[best][score.metric].mean, score)}{_unit(score)}): {values}."
-    )
+    best_value = f"{_value(overall[best][score.metric].mean, score)}{_unit(score)}"
+    if any(not _known(overall[name][score.metric]) for name in left or ()):
+        return (
+            f"Out on {score.label}, among the candidates with a value of it ({score.better} is "
+            f"better; the best {best} {best_value}; those with none are level on it): {values}."
+        )
+    return f"Out on {score.label} ({score.better} is better; the best {best_value}): {values}."
 
 
 def _known(aggregate: Aggregate) -> bool:
@@ -131,10 +138,15 @@ def reason_on(
     tied_on: list[Score],
     differences: Mapping[tuple[str, str], list[Difference]],
     index: int,
+    dominated: Mapping[str, list[str]] | None = None,
+    narrowed: bool = False,
 ) -> str:
-    """Why `pick` won on `score` against the best of those it set aside there (`tied_on`: the
-    earlier criteria, those the table shows, that they were level on)."""
-    runner_up = min(dropped, key=lambda name: sort_key(overall[name][score.metric], score))
+    """Why `pick` won on `score` against the next best there of those it set aside (`tied_on`:
+    the earlier criteria, those the table shows, that they were level on; `narrowed`: earlier
+    criteria set others aside, so "next best" is among those they left). Of the set-aside that
+    print the same mean, the one no other of them dominates (`dominated`) is named: the verdict
+    ranks it higher, so naming the one it dominates would read as a contradiction."""
+    runner_up = next_best(dropped, score, overall, dominated or {})
     difference = differences[(pick, runner_up)][index]
     unit = _unit(score)
     level = ", ".join(
@@ -142,10 +154,11 @@ def reason_on(
         for tied in tied_on
         if _known(overall[pick][tied.metric]) and _known(overall[runner_up][tied.metric])
     )
+    among = " of those left" if narrowed else ""  # the out-on sentences name the others
     return (
         f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
         f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "
-        f"{runner_up}, the best of the others still in the running ("
+        f"{runner_up}, the next best on {score.label}{among} ("
         + (
             f"the difference per scenario, averaged over {difference.scenarios:,}: "
             if difference.scenarios
@@ -156,6 +169,21 @@ def reason_on(
         + (f"; level on {level}" if level else "")
         + ")."
     )
+
+
+def next_best(
+    names: list[str], score: Score, overall: Overall, dominated: Mapping[str, list[str]]
+) -> str:
+    """The best of `names` on `score` by its mean as printed; among those printing the same
+    mean, one that no other of `names` dominates, then the first by name."""
+
+    def key(name: str) -> tuple[float, bool, str]:
+        shown = format_value(score, overall[name][score.metric].mean)
+        value = math.inf if shown == "n/a" else float(shown.replace(",", ""))
+        beaten = any(other in names for other in dominated.get(name, []))
+        return (-value if score.better == "higher" else value, beaten, name)
+
+    return min(names, key=key)
 
 
 def tie(
@@ -210,10 +238,15 @@ def drawn_until_decided(
     planned: tuple[int, ...],
     confidence: float,
     still_level: list[tuple[str, str, Difference]],
+    compared: bool = True,
 ) -> str:
     """How many scenarios a run drawn until decided took, and, when the cap (the last planned
     look) stopped it, which candidates are still level and on what (the first STILL_LEVEL_SHOWN
-    of the comparisons left unsettled, with their intervals across the level band's edge)."""
+    of the comparisons left unsettled, with their intervals across the level band's edge).
+    Without a comparison (`compared` false: one sound candidate), only how many: nothing was
+    there to settle."""
+    if not compared:
+        return f"Measured on {scenarios:,} scenarios."
     rule = (
         f"intervals at {percent(confidence)}, for {len(planned)} planned "
         f"look{'s' if len(planned) > 1 else ''} of at most {planned[-1]:,} scenarios"
@@ -262,3 +295,50 @@ def first_few(names: list[str], shown: int = 2) -> str:
     """The first `shown` names, and how many more."""
     more = len(names) - shown
     return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+SOLE_CANDIDATE_LEVERS: dict[str, str] = {
+    "pulsar-failover": (
+        "What is left to choose is the consumers' names and priority levels: a newcomer whose "
+        "name sorts last moves the fewest partitions, a consumer that restarts under its name "
+        "gets its partitions back, and priority levels keep standby consumers idle until every "
+        "consumer above them has gone (docs/reference/strategies/pulsar_failover.md)."
+    ),
+    "aws-kcl": (
+        "What is left to choose is the failover time: a lower one shortens the unread seconds "
+        "of a crash, a join and a rolling restart, at the price of more DynamoDB reads "
+        "(docs/reference/strategies/kcl.md)."
+    ),
+}
+"""For a system with one candidate, by its name: what a group can still change there."""
+
+
+def sole_candidate(
+    name: str, system: str, system_candidates: int, criteria: list[Score], overall: Overall
+) -> str:
+    """The reason when one candidate was scored (`system_candidates`: how many the system
+    has): nothing was compared, so what it costs the group on each deciding score (its means
+    per rebalance), and the lever there is: the system's own (SOLE_CANDIDATE_LEVERS), or the
+    other candidates when the run named only this one."""
+    costs = ", ".join(
+        f"{score.label} {_value(overall[name][score.metric].mean, score)}{_unit(score)}"
+        for score in criteria
+        if _known(overall[name][score.metric])
+    )
+    if system_candidates > 1:
+        lever = (
+            f"To compare it, name others with --strategies ({system} has "
+            f"{system_candidates}: rebalancing systems lists them)."
+        )
+    else:
+        lever = SOLE_CANDIDATE_LEVERS.get(system, "")
+    return " ".join(
+        filter(
+            None,
+            [
+                f"{name} is the only candidate: nothing to choose.",
+                f"What it costs your group, per rebalance on average: {costs}." if costs else "",
+                lever,
+            ],
+        )
+    )

@@ -48,10 +48,11 @@ from rebalancing.evaluation.decision.reasons import (
     gives_up,
     out_on,
     reason_on,
+    sole_candidate,
     sort_key,
     tie,
 )
-from rebalancing.evaluation.decision.systems import System, baseline_note
+from rebalancing.evaluation.decision.systems import System, baseline_note, baseline_strategy
 from rebalancing.evaluation.scoring.aggregates import (
     ALL_CHANGES,
     FLOORS,
@@ -89,6 +90,11 @@ class Verdict:
     @property
     def is_tie(self) -> bool:
         return len(self.recommended) > 1
+
+    @property
+    def is_sole(self) -> bool:
+        """Whether one candidate was scored and kept: nothing was compared."""
+        return len(self.candidates) == 1 and self.recommended == self.candidates
 
 
 def _broken(metrics: Mapping[str, Aggregate]) -> str | None:
@@ -197,7 +203,7 @@ def decide(
     recommended, reason = _recommend(undominated, criteria, overall, differences, in_table)
     if len(undominated) == 1 and len(sound) > 1:
         # the criteria in order over every sound candidate say what sets it apart
-        over_all, why = _recommend(sound, criteria, overall, differences, in_table)
+        over_all, why = _recommend(sound, criteria, overall, differences, in_table, dominated)
         reason = (
             why
             if over_all == recommended
@@ -208,6 +214,9 @@ def decide(
         reason = " ".join(
             filter(None, [reason, gives_up(recommended[0], sound, criteria, overall, differences)])
         )
+    sole = len(chosen) == 1 and recommended == tuple(chosen)
+    if sole:  # nothing compared: what it costs, and what is left to change
+        reason = sole_candidate(chosen[0], system.name, len(system.candidates()), criteria, overall)
     notes = [
         f"{', '.join(circle)} dominate one another in a circle (a difference within "
         f"{LEVEL_FRACTION:.0%} of the larger mean is level, so dominance need not be "
@@ -220,7 +229,9 @@ def decide(
     means = {
         name: {metric: overall[name][metric].mean for metric in system.criteria} for name in chosen
     }
-    if len(recommended) == 1:
+    if sole and baseline_strategy(system.name) == recommended[0]:  # no change to weigh
+        notes.append(f"Without this library: {system.baseline}; {recommended[0]} makes that plan.")
+    elif len(recommended) == 1:
         notes += filter(None, [baseline_note(system, recommended[0], means)])
     return Verdict(
         system=system,
@@ -271,7 +282,8 @@ def _one_clock_note(
         f"Time is the seconds to balance under a protocol: only {first_few(clocked, 3)} "
         f"{'runs' if len(clocked) == 1 else 'run'} one with a time model here; "
         f"{first_few(unclocked, 3)} {'has' if len(unclocked) == 1 else 'have'} no time (n/a), "
-        "so the seconds decided among the first alone, never against a function's compute µs."
+        "so the seconds set a candidate aside only against another with seconds, never "
+        "against a function's compute µs; one with no time is level with every other on them."
     ]
 
 
@@ -311,9 +323,11 @@ def _recommend(
     overall: Mapping[str, Mapping[str, Aggregate]],
     differences: Mapping[tuple[str, str], list[Difference]],
     in_table: frozenset[str],
+    dominated: Mapping[str, list[str]] | None = None,
 ) -> tuple[tuple[str, ...], str]:
     """The candidates the criteria, in order, keep; and the reason, from the numbers (naming
-    the scores they are level on only where the table shows them, `in_table`)."""
+    the scores they are level on only where the table shows them, `in_table`, and the next
+    best as the verdict ranks it, `dominated`)."""
     if not left:
         return (), "No candidate of this system was scored, or every one was set aside above."
     if len(left) == 1:
@@ -329,9 +343,19 @@ def _recommend(
             dropped = [name for name in left if name not in keep]
             if len(keep) == 1:
                 level_on = [tied for tied in tied_on if tied.metric in in_table]
-                sentence = reason_on(best, dropped, score, overall, level_on, differences, index)
+                sentence = reason_on(
+                    best,
+                    dropped,
+                    score,
+                    overall,
+                    level_on,
+                    differences,
+                    index,
+                    dominated,
+                    narrowed=bool(out_earlier),
+                )
                 return (best,), " ".join([sentence, *out_earlier])
-            out_earlier.append(out_on(score, best, dropped, overall))
+            out_earlier.append(out_on(score, best, dropped, overall, left))
             left = keep
         tied_on.append(score)
     recommended, reason = tie(left, tied_on, overall, differences)

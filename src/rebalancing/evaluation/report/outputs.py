@@ -14,12 +14,13 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rebalancing.evaluation.decision.systems import SYSTEM_VERDICTS
 from rebalancing.evaluation.decision.verdict import Verdict
 from rebalancing.evaluation.report.page import FigureFile, write_report_page
 from rebalancing.evaluation.report.tables import glossary_lines, markdown_table, shown_columns
 from rebalancing.evaluation.report.verdict_text import render_markdown, table
 from rebalancing.evaluation.scoring.aggregates import METRICS, STATISTICS, Summary
-from rebalancing.evaluation.scoring.definitions import SCORES
+from rebalancing.evaluation.scoring.definitions import SCORES, definition_on
 
 if TYPE_CHECKING:
     from rebalancing.evaluation.report.figure_files import Drawing, DrawingProcess
@@ -42,11 +43,11 @@ def wide_rows(summary: Summary) -> list[dict[str, Any]]:
 
 
 def deciding_drawings(
-    summary: Summary, order: Sequence[str], criteria: Sequence[str]
+    summary: Summary, order: Sequence[str], criteria: Sequence[str], vendor: str | None = None
 ) -> list[Drawing]:
     """One figure per deciding score (`criteria`, a verdict's system's; convergence, a yes or
     no per rebalance, is in the table instead), the candidates in `order` (the verdict's),
-    still to draw (figure_files.save_drawings)."""
+    still to draw (figure_files.save_drawings); each score defined as on `vendor`'s system."""
     from rebalancing.evaluation.report.plots import BANDS, deciding_score
 
     drawings: list[Drawing] = []
@@ -54,13 +55,14 @@ def deciding_drawings(
         if metric == "converged":
             continue
         score = SCORES[metric]
+        defined = definition_on(score, vendor)
         better = "It must be 0." if score.better == "zero" else f"{score.better.title()} is better."
         drawings.append(
             (
                 f"deciding_{metric}.png",
                 partial(deciding_score, summary, metric, order),
                 f"Deciding score: {score.label} per rebalance",
-                f"{better} {score.definition[0].upper()}{score.definition[1:]}. Over every "
+                f"{better} {defined[0].upper()}{defined[1:]}. Over every "
                 f"rebalance of every scenario, one line per candidate. {BANDS}",
             )
         )
@@ -68,14 +70,18 @@ def deciding_drawings(
 
 
 def report_drawings(
-    summary: Summary, order: Sequence[str], criteria: Sequence[str]
+    summary: Summary, order: Sequence[str], criteria: Sequence[str], system: str | None = None
 ) -> list[Drawing]:
     """A report's figures, still to draw: the deciding scores' (deciding_drawings), then the
-    usual ones (plots.HARNESS_FIGURES). Plain values in, so a DrawingProcess can be sent them."""
+    usual ones (plots.HARNESS_FIGURES), captioned for `system` (a name of SYSTEM_VERDICTS).
+    Plain values in, so a DrawingProcess can be sent them."""
     from rebalancing.evaluation.report.plots import harness_drawings
 
+    vendor = SYSTEM_VERDICTS[system].vendor if system in SYSTEM_VERDICTS else None
     plain = {group: dict(metrics) for group, metrics in summary.items()}
-    return deciding_drawings(summary, order, criteria) + harness_drawings(plain)
+    return deciding_drawings(summary, order, criteria, vendor) + harness_drawings(
+        plain, system, vendor
+    )
 
 
 def get_ready_to_draw() -> None:
@@ -98,7 +104,8 @@ def deciding_figures(summary: Summary, verdict: Verdict, out: Path) -> list[Figu
     from rebalancing.evaluation.report.figure_files import save_drawings
 
     order = [row[0] for row in table(verdict)[1]]
-    return save_drawings(deciding_drawings(summary, order, verdict.system.criteria), out)
+    drawings = deciding_drawings(summary, order, verdict.system.criteria, verdict.system.vendor)
+    return save_drawings(drawings, out)
 
 
 def write_outputs(
@@ -125,7 +132,7 @@ def write_outputs(
         + "\n\n# Summary table\n\n"
         + markdown_table(plain)
         + "\n\n# Glossary\n\n"
-        + "\n".join(f"- {line}" for line in glossary_lines(columns))
+        + "\n".join(f"- {line}" for line in glossary_lines(columns, verdict.system.vendor))
         + "\n",
         encoding="utf-8",
     )
@@ -149,7 +156,8 @@ def write_outputs(
         },
     }
     (out / "run.json").write_text(json.dumps(info, indent=2, default=str) + "\n", "utf-8")
-    job = (summary, [row[0] for row in table(verdict)[1]], list(verdict.system.criteria))
+    order = [row[0] for row in table(verdict)[1]]
+    job = (summary, order, list(verdict.system.criteria), verdict.system.name)
     figures = drawing.save(report_drawings, job, out) if drawing is not None else None
     if figures is None:
         from rebalancing.evaluation.report.figure_files import save_drawings

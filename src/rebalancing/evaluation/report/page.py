@@ -150,7 +150,7 @@ def render_report_page(
 {markdown_table_html(summary_table)}
 </div>
 <h3>Glossary</h3>
-{glossary_html()}
+{glossary_html(None if answer is None else answer[0].system.vendor)}
 </section>
 <section id="parameters">
 <h2>Parameters of the run</h2>
@@ -168,7 +168,7 @@ def answer_html(verdict: Verdict, profile: str) -> str:
     head = "".join(f"<th>{html.escape(cell)}</th>" for cell in headers)
     body = []
     for row in rows:
-        recommended = row[-1] in ("recommended", "tie")
+        recommended = row[-1] in ("recommended", "tie", "only candidate")
         cells = "".join(
             f'<td class="number">{html.escape(cell)}</td>'
             if 0 < index < len(row) - 1
@@ -193,12 +193,12 @@ def answer_html(verdict: Verdict, profile: str) -> str:
     )
 
 
-def glossary_html() -> str:
+def glossary_html(vendor: str | None = None) -> str:
     """Every column of the summary table: its unit and definition (rebalancing.evaluation.
-    glossary, the source summary.md and --help share)."""
+    glossary, the source summary.md and --help share), as it reads on `vendor`'s system."""
     rows = "".join(
         f"<tr><td>{html.escape(column.header)}</td><td>{html.escape(column.unit)}</td>"
-        f"<td>{html.escape(column.definition())}</td></tr>"
+        f"<td>{html.escape(column.definition(vendor))}</td></tr>"
         for column in (*SUMMARY_COLUMNS, *VIEW_COLUMNS, *PLACEMENT_COLUMNS)
     )
     return (
@@ -207,11 +207,15 @@ def glossary_html() -> str:
     )
 
 
-def parameters_html(run_info: Mapping[str, Any]) -> str:
-    """`run_info` as a two-column table, keys in their order, underscores read as spaces;
-    nested mappings become nested tables, lists of plain values comma-separated lists."""
+def parameters_html(run_info: Mapping[str, Any], nested: bool = False) -> str:
+    """`run_info` as a two-column table, keys in their order; nested mappings become nested
+    tables, lists of plain values comma-separated lists. The top level's keys, run.json's own
+    field names, read with spaces for underscores; a nested mapping's keys are shown as they
+    are (strategy ids, change kinds: `eager:round_robin`, `rolling_restart`), so that they can
+    be pasted back into --strategies and --mix."""
     rows = "".join(
-        f'<tr><th title="{html.escape(str(key))}">{html.escape(str(key).replace("_", " "))}</th>'
+        f'<tr><th title="{html.escape(str(key))}">'
+        f"{html.escape(str(key) if nested else str(key).replace('_', ' '))}</th>"
         f"<td>{_value_html(value)}</td></tr>"
         for key, value in run_info.items()
     )
@@ -220,7 +224,7 @@ def parameters_html(run_info: Mapping[str, Any]) -> str:
 
 def _value_html(value: Any) -> str:
     if isinstance(value, Mapping):
-        return parameters_html(value) if value else "none"
+        return parameters_html(value, nested=True) if value else "none"
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else list(value)
         if not items:

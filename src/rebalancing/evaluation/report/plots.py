@@ -4,7 +4,7 @@ report's PNGs and the notebooks.
 Most functions take the summary (strategy, change kind) -> metric -> Aggregate, draw on a new
 matplotlib figure and return it (a notebook shows it inline); `save_all` writes the report's
 PNG files (HARNESS_FIGURES, each with the title and reading report.html shows beside it). The
-two size profiles (protocol cost against group size, rebalance time against queue count) are
+two size profiles (protocol cost against group size, assign-call time against queue count) are
 drawn from size lines: from the rows, which the pure-Python path keeps, or from the size
 profiles the harness computes in Spark (profiles.parquet; `save_size_profiles`). A figure is
 drawn on its own Agg canvas, not through pyplot; matplotlib is imported here only (the
@@ -24,6 +24,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter
 
+from rebalancing.evaluation.report.captions import BANDS as BANDS
+from rebalancing.evaluation.report.captions import COMPUTE_TIME, caption
 from rebalancing.evaluation.report.figure_files import DPI, Drawing, save_drawings
 from rebalancing.evaluation.report.figure_files import save_figures as save_figures
 from rebalancing.evaluation.report.page import FigureFile
@@ -162,13 +164,6 @@ def _bands(
         band = Rectangle(corner, *size, facecolor=colour, edgecolor=colour, linewidth=1.5)
         (band.sticky_edges.x if across else band.sticky_edges.y).append(low)
         axes.add_patch(band)
-
-
-BANDS = (
-    "Band: 5th to 95th percentile; whisker: minimum to maximum, ticks at the 1st and 99th "
-    "percentiles; white line: median; dot: mean."
-)
-"""How to read quantile_bands and deciding_score, for the captions."""
 
 
 def stickiness(summary: Summary) -> Figure:
@@ -369,7 +364,13 @@ def profile_lines(profiles: Iterable[Mapping[str, Any]], facet: str, metric: str
     return lines
 
 
-def _size_plot(lines: SizeLines, xlabel: str, ylabel: str, title: str) -> Figure:
+def _size_plot(lines: SizeLines, xlabel: str, ylabel: str, title: str) -> Figure | None:
+    """`lines` on log-log axes, without the points a log axis cannot show (not above 0, or
+    NaN); None when none is left: no empty figure, and no warning from matplotlib."""
+    lines = {name: [(x, y) for x, y in points if x > 0 and y > 0] for name, points in lines.items()}
+    lines = {name: points for name, points in lines.items() if points}
+    if not lines:
+        return None
     figure, axes = _figure(8, 5.0)
     colours = _colours(sorted(lines))
     for strategy, points in lines.items():
@@ -412,17 +413,17 @@ def _releases(row: ScoreRow) -> int | None:
     return row.releases
 
 
-def assign_time_by_queue_count_lines(lines: SizeLines) -> Figure:
-    """Median rebalance wall time against queue count (log-log), per strategy."""
+def assign_time_by_queue_count_lines(lines: SizeLines) -> Figure | None:
+    """Median assign-call wall time against queue count (log-log), per strategy."""
     return _size_plot(
         lines,
         "queues (median of each power-of-two bucket)",
         "µs per rebalance (median)",
-        "Rebalance time against queue count",
+        f"{COMPUTE_TIME} against queue count",
     )
 
 
-def assign_time_by_queue_count(rows: Iterable[ScoreRow]) -> Figure:
+def assign_time_by_queue_count(rows: Iterable[ScoreRow]) -> Figure | None:
     """assign_time_by_queue_count_lines from the rows of the pure-Python path."""
     return assign_time_by_queue_count_lines(
         _size_medians(rows, lambda row: row.queue_count, lambda row: row.assign_micros)
@@ -472,85 +473,31 @@ def client_views(summary: Summary) -> Figure | None:
 
 FigureDrawing = Callable[[Summary], Figure | None]
 
-HARNESS_FIGURES: tuple[tuple[str, FigureDrawing, str, str], ...] = (
-    (
-        "stickiness.png",
-        stickiness,
-        "Stickiness per change kind",
-        "Higher is better: the share of queues that kept their consumer through a change. "
-        "Compare the strategies within each change kind; the whisker down to the minimum and "
-        "the tick at the 1st percentile are the bad rebalances. " + BANDS,
-    ),
-    (
-        "moves.png",
-        moves,
-        "Moves per change kind",
-        "Lower is better: queues taken from a consumer that stayed in the group. A join forces "
-        "some (the newcomer's share), a leave or a crash none; compare strategies within one "
-        "change kind, and read the top of the whisker for the worst rebalances. " + BANDS,
-    ),
-    (
-        "queues_paused.png",
-        queues_paused,
-        "Queues paused per change kind",
-        "Lower is better: queues with no consumer while the group rebalances. A plain "
-        "strategy is scored under Kafka's eager protocol, which pauses every queue a remaining "
-        "consumer read; under the cooperative protocol (cooperative_sticky, or any strategy with "
-        "cooperative=True) only what moves pauses: read the moves figure then. SAC pauses what "
-        "it releases. " + BANDS,
-    ),
-    (
-        "stickiness_gap.png",
-        stickiness_gap,
-        "Gap to the best achievable stickiness",
-        "Lower is better: how many queues (as a share) a strategy moved beyond what balance "
-        "required, against the best plan with spread at most 1 for the same change. 0 means "
-        "nothing better was possible; sticky strategies should sit near 0, round robin does not. "
-        "A strategy that does not balance (consistent_hash) can keep more than any balanced "
-        "plan could: its gap goes below 0.",
-    ),
-    (
-        "client_views.png",
-        client_views,
-        "What client-side rebalancing costs",
-        "Only in a run with client views (--views client): queue-periods read by two consumers "
-        "(duplicate consumption) and by none (stalled queues) while the consumers' views "
-        "disagree, per client-side strategy and change kind. Broker-side rebalancing has none.",
-    ),
-    (
-        "assign_time.png",
-        assign_time,
-        "Rebalance time",
-        "Lower is better. Wall time of one rebalance per strategy, on a logarithmic axis "
-        "(linear below 1 µs): p50 is the usual cost, p99 and max the tail. Timings depend on "
-        "the machine and its load, so compare strategies within one run, not across runs.",
-    ),
-    (
-        "releases.png",
-        releases,
-        "Protocol releases",
-        "Strategies that run a protocol only: queues whose active consumer had to step down "
-        "per rebalance, each a cancel and a new subscription at the broker. Fewer is cheaper; "
-        "p95 and p99 show what large changes cost.",
-    ),
-    (
-        "rounds.png",
-        rounds,
-        "Protocol rounds",
-        "Strategies that run a protocol only: the waves of releases a rebalance needed before "
-        "the group was quiet, which bounds how long it takes to settle; the maximum shows the "
-        "slowest rebalance of the run.",
-    ),
+HARNESS_FIGURES: tuple[tuple[str, FigureDrawing, str, str], ...] = tuple(
+    (name, drawing, *caption(name))
+    for name, drawing in (
+        ("stickiness.png", stickiness),
+        ("moves.png", moves),
+        ("queues_paused.png", queues_paused),
+        ("stickiness_gap.png", stickiness_gap),
+        ("client_views.png", client_views),
+        ("assign_time.png", assign_time),
+        ("releases.png", releases),
+        ("rounds.png", rounds),
+    )
 )
 """The harness's figures: file name, drawing, title and reading (what to look at in it, for
 report.html); a drawing that returns None (no protocol strategy was scored) writes no file."""
 
 
-def harness_drawings(summary: Summary) -> list[Drawing]:
-    """The HARNESS_FIGURES of `summary` as drawings for save_drawings, not drawn yet."""
+def harness_drawings(
+    summary: Summary, system: str | None = None, vendor: str | None = None
+) -> list[Drawing]:
+    """The HARNESS_FIGURES of `summary` as drawings for save_drawings, not drawn yet, their
+    captions as they read on `system` (captions.caption)."""
     return [
-        (name, partial(drawing, summary), title, reading)
-        for name, drawing, title, reading in HARNESS_FIGURES
+        (name, partial(drawing, summary), *caption(name, system, vendor))
+        for name, drawing, _, _ in HARNESS_FIGURES
     ]
 
 
@@ -562,37 +509,33 @@ def save_all(summary: Summary, out: Path, processes: int = 1) -> list[FigureFile
 
 SIZE_PROFILE_FIGURES: tuple[
     tuple[str, str, str, Callable[[SizeLines], Figure | None], str, str], ...
-] = (
-    (
-        "releases_by_group_size.png",
-        "group_size",
-        "releases",
-        releases_by_group_size_lines,
-        "Protocol cost against group size",
-        "Protocol strategies only, log-log: the median releases of a rebalance against queues x "
-        "apps. A slope of 1 means the cost grows with the group's size; at about 2 ms a release "
-        "on a real broker, the y value times 2 ms is how long a group takes to settle.",
-    ),
-    (
-        "assign_time_by_queue_count.png",
-        "queue_count",
-        "assign_micros",
-        assign_time_by_queue_count_lines,
-        "Rebalance time against queue count",
-        "Log-log: the median wall time of one rebalance against the number of queues. A line's "
-        "slope is the strategy's growth (1: linear); lines that cross show where another "
-        "strategy gets cheaper. Machine-dependent: compare within one run.",
-    ),
+] = tuple(
+    (name, facet, metric, drawing, *caption(name))
+    for name, facet, metric, drawing in (
+        ("releases_by_group_size.png", "group_size", "releases", releases_by_group_size_lines),
+        (
+            "assign_time_by_queue_count.png",
+            "queue_count",
+            "assign_micros",
+            assign_time_by_queue_count_lines,
+        ),
+    )
 )
 """The size-profile figures: file, facet and metric of the profile, drawing, title, reading."""
 
 
-def save_size_profiles(profiles: Iterable[Mapping[str, Any]], out: Path) -> list[FigureFile]:
+def save_size_profiles(
+    profiles: Iterable[Mapping[str, Any]],
+    out: Path,
+    system: str | None = None,
+    vendor: str | None = None,
+) -> list[FigureFile]:
     """Write the SIZE_PROFILE_FIGURES that have something to show, from the harness's size
-    profiles, into `out`; return each file with its title and reading."""
+    profiles, into `out`; return each file with its title and reading (as on `system`)."""
     profiles = list(profiles)
     drawn = []
-    for name, facet, metric, drawing, title, reading in SIZE_PROFILE_FIGURES:
+    for name, facet, metric, drawing, _, _ in SIZE_PROFILE_FIGURES:
         lines = profile_lines(profiles, facet, metric)
+        title, reading = caption(name, system, vendor)
         drawn.append((name, drawing(lines) if lines else None, title, reading))
     return save_figures(drawn, out)

@@ -13,6 +13,7 @@ from rebalancing.evaluation.scoring.definitions import (
     SCORES,
     STATISTIC_NAMES,
     Score,
+    definition_on,
     format_value,
 )
 
@@ -42,13 +43,14 @@ class Column:
     def score(self) -> Score:
         return SCORES[self.metric]
 
-    def definition(self) -> str:
-        """The column's meaning in one line, for the glossary."""
+    def definition(self, vendor: str | None = None) -> str:
+        """The column's meaning in one line, for the glossary (as it reads on `vendor`'s
+        system: definitions.definition_on)."""
         if self.statistic == "count":
             return "rebalances scored (every step of every scenario)"
         statistic = STATISTIC_NAMES[self.statistic]
         note = COLUMN_NOTES.get((self.metric, self.statistic))
-        defined = f"{statistic} of {self.score.label}: {self.score.definition}"
+        defined = f"{statistic} of {self.score.label}: {definition_on(self.score, vendor)}"
         return f"{defined}. {note}" if note else defined
 
     @property
@@ -128,9 +130,10 @@ PLACEMENT_COLUMNS: tuple[Column, ...] = (
 """The placement columns (zones, weights), shown only when some rows have zones or weights."""
 
 
-def glossary_lines(columns: tuple[Column, ...]) -> list[str]:
-    """One line per column: `header` (unit): definition; for summary.md and `--help`."""
-    return [f"{column.header} ({column.unit}): {column.definition()}" for column in columns]
+def glossary_lines(columns: tuple[Column, ...], vendor: str | None = None) -> list[str]:
+    """One line per column: `header` (unit): definition (as it reads on `vendor`'s system);
+    for summary.md and `--help`."""
+    return [f"{column.header} ({column.unit}): {column.definition(vendor)}" for column in columns]
 
 
 def scores_help() -> str:

@@ -69,7 +69,9 @@ def table(verdict: Verdict) -> tuple[list[str], list[list[str]]]:
     ]
     rows = []
     for name in ranking(verdict):
-        if name in verdict.recommended:
+        if verdict.is_sole:
+            standing = "only candidate"
+        elif name in verdict.recommended:
             standing = "tie" if verdict.is_tie else "recommended"
         elif name in verdict.broken:
             standing = "set aside"
@@ -88,6 +90,8 @@ def conclusion(verdict: Verdict) -> str:
         return "No recommendation. " + verdict.reason
     if verdict.is_tie:
         return "Tie. " + verdict.reason
+    if verdict.is_sole:  # nothing compared: no "use it"
+        return verdict.reason
     return f"Use {verdict.recommended[0]}. " + verdict.reason
 
 

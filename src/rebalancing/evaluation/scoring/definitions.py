@@ -275,7 +275,8 @@ SCORES: dict[str, Score] = {
             "system's default intervals (Kafka: its group protocol's heartbeats, session "
             "timeout and rounds; RocketMQ: each client's 20 s rebalance and the broker's "
             "notice; Event Hubs: 30 s cycles; KCL: 20 s taker runs; SAC: a 2 ms hand-over per "
-            "round of releases); protocols with a time model only",
+            "round of releases; Pulsar: the broker's 1 s failover delay, a crash detected by "
+            "the 30 s keep-alive, 30-60 s); protocols with a time model only",
             "s",
             "lower",
         ),
@@ -303,7 +304,7 @@ SCORES: dict[str, Score] = {
             "the part of the unowned time that followed a revocation from a member still in "
             "the group (a queue read, given up on purpose, and not yet read again: under "
             "Kafka's eager protocol every partition until the sync), summed over the queues; "
-            "Kafka's protocols only",
+            "Kafka's, RocketMQ's clients' and Pulsar's protocols only",
             "queue-seconds",
             "lower",
         ),
@@ -381,6 +382,54 @@ SCORES: dict[str, Score] = {
     )
 }
 """Every score the scoring core writes, by row column."""
+
+_INTERVALS: dict[str, str] = {
+    "kafka": "Kafka: its group protocol's heartbeats, session timeout and rounds",
+    "rocketmq": "RocketMQ: each client's 20 s rebalance and the broker's notice",
+    "rabbitmq": "single active consumer: a 2 ms hand-over per round of releases",
+    "pulsar": (
+        "Pulsar: the broker's 1 s failover delay for each hand-over; a crashed consumer's "
+        "partitions wait for the 30 s keep-alive to close its connection, 30-60 s, see "
+        "docs/explanation/leaderless-protocols.md"
+    ),
+    "event-hubs": "Event Hubs: each processor's 30 s load-balancing cycle",
+    "kcl": "KCL: each worker's 20 s lease taker run",
+}
+"""Each vendor's default intervals, as the time of its protocol counts them."""
+
+_PAUSED: dict[str, str] = {
+    "kafka": (
+        "the part of the unowned time that followed a revocation from a member still in the "
+        "group (under the eager protocol every partition until the sync, under the cooperative "
+        "and consumer protocols the partitions that move), summed over the queues"
+    ),
+    "pulsar": (
+        "the part of the unowned time of partitions whose active consumer, still subscribed, "
+        "stepped down: the broker's failover delay of each hand-over, summed over the queues"
+    ),
+    "rocketmq": (
+        "the part of the unowned time that followed a client dropping a queue it read while "
+        "it stays in the group, summed over the queues"
+    ),
+}
+"""What `queue_seconds_paused` is under each vendor's protocols that fill it in."""
+
+
+def definition_on(score: Score, vendor: str | None) -> str:
+    """`score`'s definition as it reads for a run on `vendor`'s system (decision.systems's
+    System.vendor; None: every system, as `--system any` runs), where a score's definition
+    names several systems' details: only that system's."""
+    if vendor is None:
+        return score.definition
+    if score.metric == "seconds_to_balance" and vendor in _INTERVALS:
+        return (
+            "seconds from the change until the last change of who processes what, with the "
+            f"system's default intervals ({_INTERVALS[vendor]})"
+        )
+    if score.metric == "queue_seconds_paused":
+        return _PAUSED.get(vendor, "not measured on this system: n/a")
+    return score.definition
+
 
 LIBRARY_SCORES: dict[str, str] = {
     "topic_spread": (
