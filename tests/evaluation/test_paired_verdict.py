@@ -211,6 +211,8 @@ def test_a_difference_at_the_bands_edge_stops_at_the_cap_and_says_so() -> None:
     assert sentence.startswith("Stopped at the cap of 400 scenarios (--max-scenarios;")
     assert "still level" in sentence
     assert "on moves" in sentence
+    # no contradiction with the tie the verdict reports: not settled, either will do so far
+    assert "as far as 400 scenarios tell, either will do" in sentence
     early = draw_until_settled(400, stream(0.5, seed=1))
     assert not early.capped
     assert drawn_until_decided(early.scenarios, early.planned, early.confidence, []) == (

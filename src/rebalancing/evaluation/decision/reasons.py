@@ -265,8 +265,9 @@ def drawn_until_decided(
     return (
         f"Stopped at the cap of {scenarios:,} scenarios (--max-scenarios; {rule}) with "
         f"candidates still level: {'; '.join(items)}{f' and {more} more' if more > 0 else ''}; "
-        f"each interval reaches across the {LEVEL_FRACTION:.0%} band, so neither a difference "
-        "nor a tie is settled. A larger --max-scenarios may settle it."
+        f"each interval reaches across the {LEVEL_FRACTION:.0%} band: whether they differ by "
+        f"more than that is not settled, and as far as {scenarios:,} scenarios tell, either "
+        "will do. A larger --max-scenarios may settle it."
     )
 
 
