@@ -231,9 +231,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown profiles {unknown}; known: {', '.join(PROFILES)}")
     load = os.getloadavg()
     print(
-        f"# verdict stability at {commit()}, load {load[0]:.1f}, "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
-        f"# PYTHONPATH=src python benchmarks/verdict_stability.py {shlex.join(sys.argv[1:])}\n"
+        "# Verdict stability\n\n"
+        f"`PYTHONPATH=src python benchmarks/verdict_stability.py {shlex.join(sys.argv[1:])}`: "
+        f"verdict stability at {commit()}, load {load[0]:.1f}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n"
     )
     runs = Runs(given.runs)
     if given.kept_only:
