@@ -106,9 +106,12 @@ def test_a_run_writes_every_output(harness_command: CommandRun) -> None:
     verdict = options.profile.verdict_on(to_summary(_aggregates(out)))
     assert verdict.recommended
     assert set(verdict.recommended) <= set(DEFAULT_STRATEGIES)
-    # the terminal shows the verdict on the aggregates written, and where the files are
-    assert harness_command.completed.stdout.rstrip("\n") == closing_lines(verdict, options.profile)
+    # the terminal shows the verdict on the aggregates written, where the files are, and how
+    # long the scoring took (run.json's wall seconds, as the local engine's "Scored in" line)
     info = json.loads((out / "run.json").read_text())
+    assert harness_command.completed.stdout.rstrip("\n") == closing_lines(
+        verdict, options.profile, info["wall_seconds"]
+    )
     assert info["scenarios"] == 20
     assert info["strategies"] == list(DEFAULT_STRATEGIES)
     assert info["versions"]["pyspark"] == pyspark_version
