@@ -238,10 +238,10 @@ class Runner:
         """Whether this was the first call of the strategy's function in this process (noted
         now): it pays for lazy imports and compiled kernels loading, which no call after it
         does, so its time is not kept (a tie broken on speed would read a warm-up)."""
-        function = id(self.strategy.assign)
-        if function in _CALLED_IN_THIS_PROCESS:
+        function = self.strategy.assign
+        if _CALLED_IN_THIS_PROCESS.get(id(function)) is function:
             return False
-        _CALLED_IN_THIS_PROCESS.add(function)
+        _CALLED_IN_THIS_PROCESS[id(function)] = function
         return True
 
     def _elapsed(self, started: int) -> int:
@@ -354,9 +354,11 @@ def _plain_ints(plan: dict[Any, list[Any]]) -> bool:
     return plain_ints(chain.from_iterable(plan.values()))
 
 
-_CALLED_IN_THIS_PROCESS: set[int] = set()
-"""The strategies' functions (by id) called once in this process (Runner._first_call); a
-forked child inherits what its parent called."""
+_CALLED_IN_THIS_PROCESS: dict[int, object] = {}
+"""The strategies' functions called once in this process (Runner._first_call), by id, each kept
+with its id: a freed function's id can be given to a new one, which must still count as new (a
+test's function once read as called, and its warm-up was timed); a forked child inherits what
+its parent called."""
 
 _NO_OWNER: Any = object()
 """No holder (distinct from every consumer id, None included)."""
