@@ -38,7 +38,10 @@ def test_a_next_best_after_an_earlier_score_says_of_which_candidates() -> None:
     )
     verdict = decide(summary, SYSTEM_VERDICTS["kafka-eager"])
     assert verdict.recommended == ("winner",)
-    assert "14 queues for mover, the next best on moves of those left (" in verdict.reason
+    assert (
+        "14 queues for mover, the next best on moves of those not out on balance or paused ("
+        in verdict.reason
+    )
 
 
 def test_one_candidate_is_no_choice_what_it_costs_and_the_lever_there_is() -> None:

@@ -154,7 +154,15 @@ def reason_on(
         for tied in tied_on
         if _known(overall[pick][tied.metric]) and _known(overall[runner_up][tied.metric])
     )
-    among = " of those left" if narrowed else ""  # the out-on sentences name the others
+    # the out-on sentences that follow name those an earlier score set aside
+    earlier = [tied.label for tied in tied_on]
+    among = ""
+    if narrowed and earlier:
+        among = " of those not out on " + (
+            earlier[0] if len(earlier) == 1 else f"{', '.join(earlier[:-1])} or {earlier[-1]}"
+        )
+    elif narrowed:
+        among = " of those not out on an earlier score"
     return (
         f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
         f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "
@@ -301,7 +309,8 @@ def first_few(names: list[str], shown: int = 2) -> str:
 SOLE_CANDIDATE_LEVERS: dict[str, str] = {
     "pulsar-failover": (
         "What is left to choose is the consumers' names and priority levels: a newcomer whose "
-        "name sorts last moves the fewest partitions, a consumer that restarts under its name "
+        "name sorts last moves no more partitions than one whose name sorts first (often fewer), a "
+        "consumer that restarts under its name "
         "gets its partitions back, and priority levels keep standby consumers idle until every "
         "consumer above them has gone (docs/reference/strategies/pulsar_failover.md)."
     ),
