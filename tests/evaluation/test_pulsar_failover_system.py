@@ -117,4 +117,4 @@ def test_any_compares_pulsars_seconds_with_the_other_protocols_on_one_clock() ->
     assert verdict.table["round_robin"][("seconds_to_balance", "mean")] is None
     (note,) = [note for note in verdict.notes if note.startswith("Time is")]
     assert "only pulsar_failover, sac_newest run one" in note
-    assert "round_robin has no time (n/a)" in note
+    assert "round_robin runs as a plain function, no time (n/a)" in note

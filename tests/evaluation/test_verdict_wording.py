@@ -39,8 +39,7 @@ def test_a_next_best_after_an_earlier_score_says_of_which_candidates() -> None:
     verdict = decide(summary, SYSTEM_VERDICTS["kafka-eager"])
     assert verdict.recommended == ("winner",)
     assert (
-        "14 queues for mover, the next best on moves of those not out on balance or paused ("
-        in verdict.reason
+        "14 queues for mover, the next best on moves of those not out earlier (" in verdict.reason
     )
 
 

@@ -154,15 +154,10 @@ def reason_on(
         for tied in tied_on
         if _known(overall[pick][tied.metric]) and _known(overall[runner_up][tied.metric])
     )
-    # the out-on sentences that follow name those an earlier score set aside
-    earlier = [tied.label for tied in tied_on]
-    among = ""
-    if narrowed and earlier:
-        among = " of those not out on " + (
-            earlier[0] if len(earlier) == 1 else f"{', '.join(earlier[:-1])} or {earlier[-1]}"
-        )
-    elif narrowed:
-        among = " of those not out on an earlier score"
+    # "earlier": the level-on list in brackets names those scores, and the out-on sentences
+    # that follow name the candidates they set aside (a longer phrase pushed the verdict below
+    # the report's first window)
+    among = " of those not out earlier" if narrowed else ""
     return (
         f"{pick}: {score.label} {_value(overall[pick][score.metric].mean, score)}{unit} per "
         f"rebalance against {_value(overall[runner_up][score.metric].mean, score)}{unit} for "

@@ -280,13 +280,11 @@ def _one_clock_note(
         return []
     return [
         f"Time is the seconds to balance under a protocol: only {first_few(clocked, 3)} "
-        f"{'runs' if len(clocked) == 1 else 'run'} under a protocol with a time model here; "
+        f"{'runs' if len(clocked) == 1 else 'run'} one with a time model here; "
         f"{first_few(unclocked, 3)} "
         f"{'runs as a plain function' if len(unclocked) == 1 else 'run as plain functions'}, "
-        "outside any system's protocol, and "
-        f"{'has' if len(unclocked) == 1 else 'have'} no time (n/a), "
-        "so the seconds set a candidate aside only against another with seconds, never "
-        "against a function's compute µs; one with no time is level with every other on them."
+        "no time (n/a): the seconds set a candidate aside only against another with seconds, "
+        "never against compute µs; one with none is level with the rest on them."
     ]
 
 
