@@ -46,8 +46,12 @@ def test_the_verdict_closes_the_output_and_the_files_hold_the_rest(
     assert len(lines) <= 35
     assert f"Report: {tmp_path / 'report.html'}" in output
     # under `any` the last word is the command that gives a verdict for one's own system
-    assert lines[-2] == "  rebalancing compare --system SYSTEM"
-    assert lines[-1].startswith("SYSTEM one of kafka-eager, kafka-cooperative,")
+    command = lines.index("  rebalancing compare --system SYSTEM")
+    assert lines[command + 1].startswith("SYSTEM one of kafka-eager, kafka-cooperative,")
+    named = " ".join(lines[command + 1 :])
+    assert named.endswith("(rebalancing systems describes them).")
+    assert "rocketmq-broker" in named  # no name broken at its hyphen
+    assert all(len(line) <= 100 for line in lines[command - 2 :])  # wrapped as the verdict is
     for name in ("summary.md", "summary.csv", "run.json", "report.html", "stickiness.png"):
         assert (tmp_path / name).is_file(), name
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")

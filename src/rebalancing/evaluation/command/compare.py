@@ -428,11 +428,22 @@ def for_your_system() -> str:
     """The closing lines of a comparison under `any`, whose verdict is for no system: the
     command that gives the verdict for the user's own."""
     systems = [name for name in SYSTEM_VERDICTS if name != ANY_SYSTEM]
-    return (
-        "\nThis verdict is for no system in particular. For yours, with your group's --queues, "
-        "--consumers and --mix:\n"
-        "  rebalancing compare --system SYSTEM\n"
-        f"SYSTEM one of {', '.join(systems)} (rebalancing systems describes them)."
+    return "\n".join(
+        [
+            "",
+            *textwrap.wrap(
+                "This verdict is for no system in particular. For yours, with your group's "
+                "--queues, --consumers and --mix:",
+                width=100,
+                break_on_hyphens=False,
+            ),
+            "  rebalancing compare --system SYSTEM",
+            *textwrap.wrap(
+                f"SYSTEM one of {', '.join(systems)} (rebalancing systems describes them).",
+                width=100,
+                break_on_hyphens=False,
+            ),
+        ]
     )
 
 
