@@ -122,15 +122,17 @@ class ScenarioScoring:
         indices = range(self.scored, count)
         engine = batch_engine(len(indices))
         rows: Iterable[ScoreRow]
-        if self.workers > 1 and len(indices) >= PARALLEL_FROM:
-            rows = self._scored_in_processes(indices, engine)
-        else:
-            rows = self._scored_here(indices, self.progress, engine)
         try:
+            if self.workers > 1 and len(indices) >= PARALLEL_FROM:
+                rows = self._scored_in_processes(indices, engine)
+            else:
+                rows = self._scored_here(indices, self.progress, engine)
             for row in rows:
                 self._file(row)
         except BaseException:
-            self.close()  # an interrupted scoring leaves no process behind
+            # an interrupted scoring leaves no process behind: the chunks still queued are
+            # cancelled, not scored for nothing
+            self.close()
             raise
         self.scored = max(self.scored, count)
 
@@ -173,10 +175,9 @@ class ScenarioScoring:
         `engine` in `workers` forked processes, chunk by chunk (a scenario is the same wherever
         it is scored: its seed is its index's). The processes are forked at the first such
         batch and serve the later ones (what they loaded, numba's kernels among it, stays
-        loaded) until `close`; they inherit this scoring by fork, so a strategy defined in a
-        notebook or a user's module needs no pickling; only rows come back. On an error or an
-        interrupt the processes are stopped at once and the chunks none has started dropped,
-        not scored for nothing."""
+        loaded) until `close` (score_to closes them on an error or an interrupt); they inherit
+        this scoring by fork, so a strategy defined in a notebook or a user's module needs no
+        pickling; only rows come back."""
         chunk = max(1, min(CHUNK_MOST, len(indices) // (self.workers * 4)))
         chunks = [indices[start : start + chunk] for start in range(0, len(indices), chunk)]
         if self._pool is None:
@@ -187,16 +188,12 @@ class ScenarioScoring:
                 initargs=(self,),  # inherited by the fork, never pickled
             )
         rows: list[ScoreRow] = []
-        try:
-            parts = self._pool.map(_score_chunk, chunks, [engine] * len(chunks))
-            for part, scored in zip(chunks, parts, strict=True):
-                rows += scored
-                if self.progress is not None:
-                    for _ in part:
-                        self.progress.scenario_done()
-        except BaseException:
-            self.close()  # cancels the chunks still queued
-            raise
+        parts = self._pool.map(_score_chunk, chunks, [engine] * len(chunks))
+        for part, scored in zip(chunks, parts, strict=True):
+            rows += scored
+            if self.progress is not None:
+                for _ in part:
+                    self.progress.scenario_done()
         if self.progress is not None:
             self.progress.batch_done()
         return rows
@@ -227,9 +224,9 @@ KERNEL_FROM = 100
 """A batch of fewer scenarios is scored by the reference engine, a larger one by the compiled
 kernels (replay.ENGINES; the rows are the same: tests/evaluation/test_compiled_scores.py):
 loading numba and its cached kernels costs a process about 0.4 CPU-s, more than they save on a
-small batch (the tutorial's first look, 50 scenarios: about 1.1 CPU-s by the reference against
-1.5 with the kernels, `python benchmarks/verdict_speed.py`), and a first run then compiles
-nothing."""
+small batch such as the tutorial's first look of 50 scenarios (its whole command: 2.84 CPU-s,
+against 3.71 before this and the pool kept across batches, benchmarks/results/verdict_speed.md),
+and a first run then compiles nothing."""
 
 _FORKED_SCORING: ScenarioScoring | None = None
 """In a forked child: the scoring that forked it (set by _adopt, read by _score_chunk)."""
@@ -352,9 +349,8 @@ def _decided(profile: Profile, scoring: ScenarioScoring) -> tuple[Summary, Verdi
         summary = scoring.summary()
         verdict = profile.verdict_on(summary, scoring.scenario_means())
     else:
-        summaries: list[Summary] = []
-
         planned = looks(profile.max_scenarios)
+        latest: dict[str, Summary] = {}  # the summary at the last look, which stops the run
 
         def verdict_at(count: int, confidence: float) -> Verdict:
             look = planned.index(count) + 1
@@ -363,11 +359,11 @@ def _decided(profile: Profile, scoring: ScenarioScoring) -> tuple[Summary, Verdi
                 f"batch {look} of at most {len(planned)}",
                 ", then the verdict is looked at again" if look < len(planned) else "",
             )
-            summaries.append(scoring.summary())
-            return profile.verdict_on(summaries[-1], scoring.scenario_means(), confidence)
+            latest["summary"] = scoring.summary()
+            return profile.verdict_on(latest["summary"], scoring.scenario_means(), confidence)
 
         stopped = draw_until_settled(profile.max_scenarios, verdict_at)
-        summary = summaries[-1]
+        summary = latest["summary"]
         still_level = unsettled(stopped.verdict) if stopped.capped else []
         sentence = drawn_until_decided(
             stopped.scenarios,
